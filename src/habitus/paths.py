@@ -1,0 +1,74 @@
+"""Where habitus and the agents keep their files.
+
+Every location honours an environment override, so every command works with ``HOME``
+pointed at a scratch folder (DESIGN.md, "Where the user's files are").
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "habitus"
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name)
+    return Path(value).expanduser() if value else None
+
+
+def home() -> Path:
+    """The user's home directory, read from ``HOME`` first so tests can redirect it."""
+    env = _env_path("HOME")
+    return env if env is not None else Path.home()
+
+
+def user_dir(create: bool = False) -> Path:
+    """habitus's own state folder: ``$HABITUS_HOME``, else the platform's user data dir.
+
+    Under pytest (``PYTEST_CURRENT_TEST`` set) the real default is refused with
+    ``RuntimeError`` so a test can never write into the developer's real data dir.
+    """
+    env = _env_path("HABITUS_HOME")
+    if env is None:
+        if os.environ.get("PYTEST_CURRENT_TEST"):
+            raise RuntimeError("tests must set HABITUS_HOME; refusing the real user data dir")
+        env = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    if create:
+        env.mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def config_path() -> Path:
+    """The config file: ``$HABITUS_CONFIG``, else ``config.toml`` in the platform config dir."""
+    env = _env_path("HABITUS_CONFIG")
+    if env is not None:
+        return env
+    if os.environ.get("HABITUS_HOME"):
+        # A relocated habitus keeps its config beside its state unless told otherwise.
+        candidate = Path(os.environ["HABITUS_HOME"]).expanduser() / "config.toml"
+        if candidate.exists():
+            return candidate
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
+
+
+def claude_home() -> Path:
+    """Claude Code's folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude`` (FORMATS.md 1.1)."""
+    return _env_path("CLAUDE_CONFIG_DIR") or home() / ".claude"
+
+
+def codex_home() -> Path:
+    """Codex's folder: ``$CODEX_HOME``, else ``~/.codex`` (FORMATS.md 2.1)."""
+    return _env_path("CODEX_HOME") or home() / ".codex"
+
+
+def factory_home() -> Path:
+    """Factory Droid's folder: ``$FACTORY_HOME`` (or ``$FACTORY_DIR``), else ``~/.factory`` (FORMATS.md 3)."""
+    return _env_path("FACTORY_HOME") or _env_path("FACTORY_DIR") or home() / ".factory"
+
+
+def agent_home(agent: str) -> Path:
+    """The home folder of ``agent`` (``claude``, ``codex`` or ``droid``); ``KeyError`` otherwise."""
+    return {"claude": claude_home, "codex": codex_home, "droid": factory_home}[agent]()

@@ -1,0 +1,225 @@
+"""What every transcript reader shares: the file record, streaming complete lines with byte
+offsets, and tolerant JSON decoding that counts every line it cannot use.
+
+Rules from FORMATS.md section 6: parse line by line; skip and count bad lines anywhere (partial
+writes, two objects on one line, NUL bytes, lone surrogates, invalid UTF-8, huge lines); a last
+line without a newline may still be being written, so it is left for the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import orjson
+
+from habitus.model import ReadStats, Turn
+
+#: Lines longer than this many bytes are skipped and counted (FORMATS.md 6.6: base64
+#: screenshots reach 1 MB; 10 MB is the largest buffer other parsers needed).
+MAX_LINE_BYTES = 10 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+@dataclass(slots=True)
+class TranscriptFile:
+    """A transcript found by discovery. ``rel`` is the path relative to the agent's home,
+    with ``/`` separators; ``mtime`` is in seconds since the epoch; ``size`` in bytes."""
+
+    agent: str
+    path: Path
+    rel: str
+    size: int
+    mtime: float
+    inode: int
+    session_hint: str | None = None
+    project: str | None = None
+
+
+@dataclass(slots=True)
+class Skipped:
+    """A file discovery left out, with the reason counted in the report."""
+
+    agent: str
+    path: Path
+    rel: str
+    reason: str
+
+
+class Source(Protocol):
+    """One agent's transcript format. Implementations live in one module each and are listed
+    in :data:`habitus.sources.SOURCES`."""
+
+    agent: str
+
+    def discover(self, home: Path) -> Iterator[TranscriptFile | Skipped]:
+        """Yield every transcript under ``home`` (and every file skipped, with a reason)."""
+        ...
+
+    def read(
+        self, stream: LineStream, file: TranscriptFile, stats: ReadStats, *, everything: bool = False
+    ) -> Iterator[Turn]:
+        """Yield the turns of the complete lines of ``stream``. With ``everything`` false, only
+        kept human turns and assistant context are yielded, and lines that cannot hold them
+        may be skipped unparsed; with it true (``inspect``), every line yields at least one
+        turn, dropped ones with a reason."""
+        ...
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """Open a transcript for binary reading; ``.zst`` files are decompressed as a stream."""
+    if path.suffix == ".zst":
+        import io
+
+        import zstandard
+
+        raw = open(path, "rb")  # noqa: SIM115 - closed through the wrapper
+        reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+        return io.BufferedReader(reader, buffer_size=_CHUNK)  # type: ignore[arg-type]
+    return open(path, "rb", buffering=_CHUNK)  # noqa: SIM115
+
+
+class LineStream:
+    """Complete lines of a file from byte ``offset`` on, as ``(line_no, start, raw)``.
+
+    ``line_no`` is 1-based and continues from ``line`` (the number of lines before
+    ``offset``). ``raw`` excludes the newline. After iteration, :attr:`offset` and
+    :attr:`line` point just past the last complete line: a trailing partial line is not
+    consumed. Lines over ``max_line`` bytes are skipped without being held in memory and
+    counted in ``stats.bad_lines['line_too_long']``. Compressed files cannot seek, so the
+    prefix is decompressed and discarded.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        stats: ReadStats,
+        *,
+        offset: int = 0,
+        line: int = 0,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> None:
+        self.path = path
+        self.stats = stats
+        self.offset = offset
+        self.line = line
+        self.max_line = max_line
+        self.start_offset = offset
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
+        with open_binary(self.path) as fh:
+            if self.offset:
+                if self.path.suffix == ".zst":
+                    _discard(fh, self.offset)
+                else:
+                    fh.seek(self.offset)
+            pos = self.offset
+            limit = self.max_line + 1
+            while True:
+                raw = fh.readline(limit)
+                if not raw:
+                    break
+                if not raw.endswith(b"\n"):
+                    if len(raw) < limit:
+                        break  # partial last line: leave it for the next run
+                    # An over-long line: discard the rest of it without holding it.
+                    size = len(raw)
+                    complete = False
+                    while True:
+                        more = fh.readline(_CHUNK)
+                        if not more:
+                            break
+                        size += len(more)
+                        if more.endswith(b"\n"):
+                            complete = True
+                            break
+                    if not complete:
+                        break  # still being written; retried next run
+                    self.line += 1
+                    pos += size
+                    self.stats.bytes_read += size
+                    self.stats.lines += 1
+                    self.stats.bad_lines["line_too_long"] += 1
+                    self.offset = pos
+                    continue
+                start = pos
+                pos += len(raw)
+                self.line += 1
+                self.stats.bytes_read += len(raw)
+                self.stats.lines += 1
+                self.offset = pos
+                body = raw[:-1]
+                if body.endswith(b"\r"):
+                    body = body[:-1]
+                yield self.line, start, body
+
+
+def _discard(fh: IO[bytes], count: int) -> None:
+    while count > 0:
+        got = fh.read(min(count, _CHUNK))
+        if not got:
+            return
+        count -= len(got)
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> Any:
+    """Replace lone surrogates in every string of a decoded JSON value (FORMATS.md 6.5)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    return value
+
+
+def decode_line(raw: bytes, stats: ReadStats) -> dict[str, Any] | None:
+    """Decode one JSONL line into a dict, or count why not and return ``None``.
+
+    Reasons counted in ``stats.bad_lines``: ``blank``, ``nul_bytes``, ``two_objects``,
+    ``invalid_json``, ``not_an_object``. Lines that decode only after repair (invalid UTF-8
+    replaced, lone surrogates replaced) are returned and counted as ``repaired_utf8`` /
+    ``repaired_surrogates``.
+    """
+    if not raw.strip():
+        stats.bad_lines["blank"] += 1
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        value = _slow_decode(raw, stats)
+        if value is None:
+            return None
+    if not isinstance(value, dict):
+        stats.bad_lines["not_an_object"] += 1
+        return None
+    return value
+
+
+def _slow_decode(raw: bytes, stats: ReadStats) -> Any:
+    if b"\x00" in raw:
+        stats.bad_lines["nul_bytes"] += 1
+        return None
+    text = raw.decode("utf-8", "replace")
+    repaired = "repaired_utf8" if "\ufffd" in text and b"\xef\xbf\xbd" not in raw else None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            stats.bad_lines["two_objects"] += 1
+        else:
+            stats.bad_lines["invalid_json"] += 1
+        return None
+    except RecursionError:
+        stats.bad_lines["invalid_json"] += 1
+        return None
+    cleaned = _clean(value)
+    stats.bad_lines[repaired or "repaired_surrogates"] += 1
+    return cleaned
