@@ -72,3 +72,9 @@ def factory_home() -> Path:
 def agent_home(agent: str) -> Path:
     """The home folder of ``agent`` (``claude``, ``codex`` or ``droid``); ``KeyError`` otherwise."""
     return {"claude": claude_home, "codex": codex_home, "droid": factory_home}[agent]()
+
+
+def own_runs_dir() -> Path:
+    """The working directory of habitus's own headless agent runs (the ``claude`` CLI
+    backend). Discovery skips the transcripts those runs leave, so they are never read back."""
+    return user_dir() / "agent-runs"

@@ -1,0 +1,5 @@
+"""``python -m habitus``."""
+
+from habitus.cli import main
+
+main()

@@ -1,0 +1,71 @@
+"""The ``habitus`` command line: click commands that parse options, call one library
+function, and print. Exit codes: 0 ok, 1 expected error, 2 usage, 130 interrupted.
+Unexpected errors are re-raised with ``HABITUS_DEBUG=1`` (and under tests)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from habitus import __version__
+from habitus.errors import HabitusError
+
+
+class HabitusGroup(click.Group):
+    """The top-level group: turns library errors into messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except HabitusError as exc:
+            click.echo(f"habitus: error: {exc}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("habitus: interrupted", err=True)
+            ctx.exit(130)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("HABITUS_DEBUG") or os.environ.get("PYTEST_CURRENT_TEST"):
+                raise
+            click.echo(
+                f"habitus: internal error: {type(exc).__name__}: {exc}\n"
+                "Run again with HABITUS_DEBUG=1 for the traceback.",
+                err=True,
+            )
+            ctx.exit(1)
+        return None
+
+
+@click.group(cls=HabitusGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="habitus")
+def cli() -> None:
+    """habitus learns your stable habits from your coding agents' transcripts (Claude Code,
+    Codex, Factory Droid) and keeps them where the agents read them: a ledger with
+    provenance, and a small budgeted block in ~/.claude/CLAUDE.md.
+
+    Start with `habitus distill --dry-run`, then `habitus distill`, `habitus candidates`,
+    `habitus approve ID`.
+    """
+
+
+def _register() -> None:
+    from habitus.cli import config_cmd, distill, inspect, redact_cmd, review, status
+
+    for module in (distill, review, inspect, status, config_cmd, redact_cmd):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli.main(prog_name="habitus", standalone_mode=True)
+    except KeyboardInterrupt:  # pragma: no cover - raised outside a command
+        click.echo("habitus: interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,100 @@
+"""The user's language: detect the language of each human turn, and propose a ``user``
+belief ("Reply in Chinese.") when most of a user's turns are in one language other than
+English (issue "Extraction that finds real habits"). Detection uses lingua, a well-kept
+detector, restricted to common languages so it loads fast; script checks short-circuit it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from habitus.extract import Candidate
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_LETTER = re.compile(r"[^\W\d_]", re.U)
+
+#: ISO 639-1 code -> English name used in the belief text.
+NAMES = {
+    "en": "English",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "pt": "Portuguese",
+    "ru": "Russian",
+    "it": "Italian",
+}
+
+#: Share of a user's classified turns, and the least number of them, needed for the belief.
+MIN_SHARE = 0.6
+MIN_TURNS = 3
+
+
+@lru_cache(maxsize=1)
+def _detector() -> Any:
+    from lingua import Language, LanguageDetectorBuilder
+
+    languages = [getattr(Language, n.upper()) for n in NAMES.values()]
+    return LanguageDetectorBuilder.from_languages(*languages).with_low_accuracy_mode().build()
+
+
+def detect(text: str) -> str | None:
+    """ISO 639-1 code of ``text``'s language, or ``None`` when too short to tell (fewer than
+    12 letters, or 3 CJK characters)."""
+    kana, hangul, han = len(_KANA.findall(text)), len(_HANGUL.findall(text)), len(_HAN.findall(text))
+    if kana >= 3:
+        return "ja"
+    if hangul >= 3:
+        return "ko"
+    letters = len(_LETTER.findall(text))
+    if han >= 3 and han >= 0.3 * letters:
+        return "zh"
+    if letters < 12:
+        return None
+    found = _detector().detect_language_of(text)
+    if found is None:
+        return None
+    code = found.iso_code_639_1.name.lower()
+    return code if code in NAMES else None
+
+
+def language_candidate(turns: Sequence[Mapping[str, Any]], *, min_sessions: int) -> Candidate | None:
+    """A ``user`` belief about the reply language, or ``None``.
+
+    ``turns`` are stored human turns with ``id``, ``agent``, ``session_id`` and ``language``.
+    Proposed when at least ``MIN_SHARE`` of classified turns (and ``MIN_TURNS``) are in one
+    non-English language, across at least ``min_sessions`` distinct sessions. Evidence is
+    one turn per session, at most 20.
+    """
+    counted = [t for t in turns if t.get("language")]
+    if len(counted) < MIN_TURNS:
+        return None
+    code, n = Counter(t["language"] for t in counted).most_common(1)[0]
+    if code == "en" or n / len(counted) < MIN_SHARE:
+        return None
+    per_session: dict[tuple[str, str], str] = {}
+    for t in counted:
+        if t["language"] == code:
+            per_session.setdefault((t.get("agent", ""), t["session_id"]), t["id"])
+    if len(per_session) < min_sessions:
+        return None
+    name = NAMES[code]
+    return Candidate(
+        text=f"Reply in {name}.",
+        type="user",
+        key=f"language:{name.lower()}",
+        evidence=list(per_session.values())[:20],
+        explicit=False,
+        why=f"Most of your messages ({n} of {len(counted)}) are written in {name}.",
+        how_to_apply=f"Answer in {name} unless asked otherwise; keep code, identifiers and commands as they are.",
+        extractor="language",
+        terms=frozenset({"language", name.lower()}),
+    )

@@ -1,0 +1,67 @@
+"""Validation of candidates from any extractor: reject, never repair (seed 001 "Quality gate",
+DESIGN.md "validate").
+
+A candidate is rejected, and counted by reason, when: it cites no evidence; it cites a turn id
+that is not a human turn of this run (``unknown_evidence`` / ``non_human_evidence``: no
+assistant turn, tool output or injected text is evidence); its text or a field is empty or over
+its limit; its type is unknown; or any field still matches a secret rule (fail-closed).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from habitus.extract import TYPES, Candidate
+from habitus.redact import find_secrets
+
+
+def validate(
+    candidates: Sequence[Candidate],
+    turn_roles: Mapping[str, str],
+    *,
+    max_text_chars: int = 2000,
+    max_field_chars: int = 4000,
+) -> tuple[list[Candidate], Counter[str]]:
+    """Split ``candidates`` into accepted ones and a count of rejections by reason.
+
+    ``turn_roles`` maps each turn id the extractor was shown to ``"human"`` or another role;
+    limits are in characters.
+    """
+    accepted: list[Candidate] = []
+    rejected: Counter[str] = Counter()
+    for cand in candidates:
+        reason = _reason(cand, turn_roles, max_text_chars, max_field_chars)
+        if reason:
+            rejected[reason] += 1
+        else:
+            accepted.append(cand)
+    return accepted, rejected
+
+
+def _reason(cand: Candidate, roles: Mapping[str, str], max_text: int, max_field: int) -> str | None:
+    if not cand.evidence:
+        return "no_evidence"
+    for tid in cand.evidence:
+        role = roles.get(tid)
+        if role is None:
+            return "unknown_evidence"
+        if role != "human":
+            return "non_human_evidence"
+    text = cand.text.strip() if isinstance(cand.text, str) else ""
+    if not text:
+        return "empty_text"
+    if len(text) > max_text:
+        return "oversized_text"
+    if cand.type not in TYPES:
+        return "unknown_type"
+    for value in (cand.why, cand.how_to_apply):
+        if not isinstance(value, str) or len(value) > max_field:
+            return "oversized_field"
+    if _has_secret((cand.text, cand.why, cand.how_to_apply)):
+        return "secret"
+    return None
+
+
+def _has_secret(values: Iterable[str]) -> bool:
+    return any(find_secrets(v) for v in values if v)

@@ -1,0 +1,406 @@
+"""``distill``: the main job, one direction through the pipeline of DESIGN.md:
+
+discover → read → redact → extract → validate → believe → review → render
+
+One run is one store transaction: an interrupted run leaves the store as it was, and
+``--dry-run`` rolls everything back (and uses an in-memory store when none exists yet), so it
+changes nothing on disk. A run that finds nothing new writes nothing at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from habitus.beliefs import BeliefMerger
+from habitus.config import AGENTS, Config, load_config
+from habitus.errors import HabitusError
+from habitus.extract import EXTRACTORS, Candidate, TurnView
+from habitus.extract.language import detect, language_candidate
+from habitus.extract.validate import validate
+from habitus.model import ReadStats, Turn
+from habitus.paths import agent_home, claude_home, home, user_dir
+from habitus.redact import redact
+from habitus.render.block import Entry, build_block, current_block, write_block
+from habitus.render.ledger import render_ledger
+from habitus.sources import SOURCES
+from habitus.sources.discover import project_excluded, select
+from habitus.sources.incremental import IncrementalRead, file_id, plan
+from habitus.store import Store, now_iso
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class DistillOptions:
+    """Per-run overrides of the config (``None`` means: use the config value)."""
+
+    days: int | None = None
+    sessions: int | None = None
+    agents: Sequence[str] | None = None
+    extractor: str | None = None
+    model: str | None = None
+    dry_run: bool = False
+    verbose: bool = False
+
+
+@dataclass
+class Report:
+    """What a run did; every field is JSON-ready (``habitus distill --json``). Character
+    counts are characters, byte counts bytes."""
+
+    dry_run: bool
+    agents: list[str]
+    extractor: str
+    files_selected: int = 0
+    files_read: dict[str, int] = field(default_factory=dict)
+    rewritten: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_files: list[dict[str, str]] = field(default_factory=list)
+    bytes_read: int = 0
+    lines_read: int = 0
+    bad_lines: dict[str, int] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    human_turns: int = 0
+    new_human_turns: int = 0
+    duplicate_turns: int = 0
+    excluded_turns: int = 0
+    redactions: dict[str, int] = field(default_factory=dict)
+    candidates_found: int = 0
+    candidates_rejected: dict[str, int] = field(default_factory=dict)
+    beliefs_new: int = 0
+    beliefs_updated: int = 0
+    beliefs_qualified: int = 0
+    beliefs_approved: int = 0
+    beliefs_superseded: int = 0
+    conflicts: int = 0
+    llm_calls: int = 0
+    llm_input_chars: int = 0
+    block: dict[str, Any] = field(default_factory=dict)
+    ledger: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-ready data."""
+        return asdict(self)
+
+
+def text_key(text: str) -> str:
+    """A normalised hash of a prompt (whitespace collapsed, casefolded): the same prompt in
+    a transcript and in a prompt history has the same key."""
+    norm = " ".join(text.split()).casefold()
+    return hashlib.sha256(norm.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def project_key(cwd: str | None) -> str | None:
+    """The project a working directory belongs to: the git common dir's parent when the
+    folder (or a parent) is a git checkout, so worktrees share one key; else ``cwd`` itself.
+    Only reads files (``.git``, ``commondir``); never runs git."""
+    if not cwd:
+        return None
+    path = Path(cwd)
+    for folder in (path, *path.parents):
+        dot_git = folder / ".git"
+        try:
+            if dot_git.is_dir():
+                return str(folder)
+            if dot_git.is_file():
+                line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+                if line.startswith("gitdir:"):
+                    gitdir = (folder / line[7:].strip()).resolve()
+                    common = gitdir / "commondir"
+                    if common.is_file():
+                        common_dir = (gitdir / common.read_text().strip()).resolve()
+                        return str(common_dir.parent if common_dir.name == ".git" else common_dir)
+                    return str(folder)
+        except OSError:
+            break
+    return cwd
+
+
+def _display_path(path: Path) -> str:
+    try:
+        return "~/" + path.resolve().relative_to(home().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def distill(
+    options: DistillOptions | None = None,
+    *,
+    config: Config | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    """Run the whole pipeline once and return its :class:`Report`.
+
+    Raises :class:`habitus.errors.ConfigError` for a bad config, :class:`MarkerError` when
+    ``CLAUDE.md`` or ``INDEX.md`` has broken markers (after the store is updated: nothing is
+    lost, the block is simply not written), :class:`StoreError` and :class:`LLMError`.
+    """
+    started = time.monotonic()
+    options = options or DistillOptions()
+    config = config or load_config()
+    agents = list(options.agents or config.agents)
+    for agent in agents:
+        if agent not in AGENTS:
+            raise HabitusError(f"unknown agent {agent!r} (known: {', '.join(AGENTS)})")
+    extractor_name = options.extractor or config.extractor
+    if extractor_name not in EXTRACTORS:
+        raise HabitusError(f"unknown extractor {extractor_name!r} (known: {', '.join(EXTRACTORS)})")
+    notify = progress or (lambda _event, _data: None)
+    report = Report(dry_run=options.dry_run, agents=[a for a in agents if agent_home(a).is_dir()], extractor=extractor_name)
+    extractor = EXTRACTORS[extractor_name](config=config, model=options.model or config.model)
+
+    if options.dry_run:
+        store = Store.open(in_memory_if_missing=True)
+        lock = None
+    else:
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(str(user_dir(create=True) / "distill.lock"))
+        try:
+            lock.acquire(timeout=10)
+        except Timeout as exc:
+            raise HabitusError("another habitus distill is running (lock held for 10 s); try again later") from exc
+        store = Store.open()
+    try:
+        _run(store, config, options, extractor, report, notify)
+        if options.dry_run:
+            store.rollback()
+        else:
+            store.commit()
+    finally:
+        store.close()
+        if lock is not None:
+            lock.release()
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, report: Report, notify: Progress) -> None:
+    selection = select(
+        report.agents,
+        days=options.days or config.window_days,
+        sessions=options.sessions or config.max_sessions,
+        quiet_minutes=config.quiet_minutes,
+        exclude=config.exclude_projects,
+        keep_names=options.verbose,
+    )
+    report.files_selected = len(selection.files)
+    report.skipped = dict(selection.skipped_counts)
+    report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
+    stats = ReadStats()
+    redactions: Counter[str] = Counter()
+    new_rows: list[dict[str, Any]] = []
+    views: list[TurnView] = []
+    roles: dict[str, str] = {}
+    seen: set[str] = set()
+    read_counts: Counter[str] = Counter()
+    now = now_iso()
+    run_id = now
+    changed = False
+    notify("scan", {"total": len(selection.files)})
+
+    for index, file in enumerate(selection.files):
+        file_plan = plan(file, store.file_state(file_id(file.agent, file.rel)))
+        read_counts[file_plan.status] += 1
+        if file_plan.status == "rewritten":
+            report.rewritten.append(f"{file.agent}:{file.rel}")
+        reader = IncrementalRead(SOURCES[file.agent], file_plan, stats, context=extractor.wants_context)
+        session_id: str | None = None
+        file_turns: list[Turn] = []
+        for turn in reader.turns():
+            session_id = session_id or turn.session_id
+            if turn.role == "assistant":
+                if extractor.wants_context and turn.text:
+                    views.append(_view(turn, redact(turn.text, pii=config.redact_emails).text, None))
+                    roles[turn.id] = "assistant"
+                continue
+            if not turn.is_human:
+                continue
+            if config.exclude_projects and project_excluded(config.exclude_projects, cwd=turn.cwd):
+                report.excluded_turns += 1
+                continue
+            file_turns.append(turn)
+        if file_turns:
+            known = store.known_turns(t.id for t in file_turns)
+            for turn in file_turns:
+                if turn.id in known or turn.id in seen:
+                    stats.duplicates += 1
+                    continue
+                seen.add(turn.id)
+                cleaned = redact(turn.text, pii=config.redact_emails)
+                redactions.update(cleaned.counts)
+                project = project_key(turn.cwd)
+                row = {
+                    "id": turn.id,
+                    "agent": turn.agent,
+                    "session_id": turn.session_id,
+                    "file_id": file_id(file.agent, file.rel),
+                    "path": turn.path,
+                    "line": turn.line,
+                    "byte_start": turn.start,
+                    "byte_end": turn.end,
+                    "uuid": turn.uuid,
+                    "timestamp": turn.timestamp,
+                    "cwd": turn.cwd,
+                    "project": project,
+                    "kind": turn.kind,
+                    "text": cleaned.text,
+                    "text_key": text_key(turn.text),
+                    "language": detect(cleaned.text),
+                    "run_id": run_id,
+                }
+                new_rows.append(row)
+                views.append(_view(turn, cleaned.text, project))
+                roles[turn.id] = "human"
+        if file_plan.status != "unchanged":
+            state = reader.new_state(now=now, session_id=session_id)
+            if state is not None and state != file_plan.state:
+                store.save_file_state(state)
+                changed = True
+        notify("file", {"index": index + 1, "total": len(selection.files), "path": file.rel, "status": file_plan.status})
+
+    report.files_read = dict(read_counts)
+    report.bytes_read = stats.bytes_read
+    report.lines_read = stats.lines
+    report.bad_lines = dict(stats.bad_lines)
+    report.dropped = dict(stats.dropped)
+    report.human_turns = stats.human_turns
+    report.duplicate_turns = stats.duplicates
+    report.new_human_turns = len(new_rows)
+    report.redactions = dict(redactions)
+    store.add_turns(new_rows)
+    changed = changed or bool(new_rows)
+
+    # extract → validate → believe
+    notify("extract", {"turns": len(new_rows)})
+    result = extractor.extract(views, dry_run=options.dry_run)
+    report.llm_calls, report.llm_input_chars = result.calls, result.input_chars
+    report.warnings.extend(result.notes)
+    candidates: list[Candidate] = list(result.candidates)
+    rejected = Counter(result.rejected)
+    if new_rows:
+        lang = language_candidate(store.all_human_turns(columns=("id", "agent", "session_id", "language")), min_sessions=config.min_occurrences)
+        if lang is not None:
+            candidates.append(lang)
+            for tid in lang.evidence:
+                roles.setdefault(tid, "human")
+    accepted, invalid = validate(candidates, roles, max_text_chars=config.max_entry_chars)
+    rejected.update(invalid)
+    report.candidates_found = len(candidates)
+    report.candidates_rejected = dict(rejected)
+    evidence_ids = {tid for c in accepted for tid in c.evidence}
+    turn_rows = store.turns_by_ids(evidence_ids)
+    merger = BeliefMerger(store, min_occurrences=config.min_occurrences, auto_approve=config.auto_approve)
+    merged = merger.merge(accepted, turn_rows)
+    report.beliefs_new = len(merged.new)
+    report.beliefs_updated = len(merged.updated)
+    report.beliefs_qualified = len(merged.qualified)
+    report.beliefs_approved = len(merged.approved)
+    report.beliefs_superseded = len(merged.superseded)
+    report.conflicts = merged.conflicts
+    changed = changed or bool(merged.new or merged.updated or merged.qualified)
+
+    # render
+    notify("render", {})
+    render(store, config, report, dry_run=options.dry_run)
+    if changed and not options.dry_run:
+        store.add_event("run", actor="distill", detail={k: v for k, v in report.as_dict().items() if k != "skipped_files"})
+
+
+def _view(turn: Turn, text: str, project: str | None) -> TurnView:
+    return TurnView(
+        id=turn.id,
+        session_id=turn.session_id,
+        role="user" if turn.is_human else turn.role,
+        kind=turn.kind,
+        text=text,
+        cwd=turn.cwd,
+        timestamp=turn.timestamp,
+        agent=turn.agent,
+        project=project,
+    )
+
+
+def block_entries(store: Store) -> list[Entry]:
+    """Approved global beliefs as block entries, most important first: the user's language,
+    then by confidence and distinct sessions."""
+    rows = [b for b in store.beliefs(["approved"]) if b["scope"] == "global"]
+    rows.sort(key=lambda b: (b["type"] != "user", -b["confidence"], -b["sessions"], b["created_at"], b["id"]))
+    return [Entry(b["id"], b["text"], b["slug"]) for b in rows]
+
+
+def render(store: Store, config: Config, report: Report, *, dry_run: bool) -> None:
+    """Render the ledger and the ``CLAUDE.md`` block; with ``dry_run`` only measure what the
+    block would become. Fills ``report.block`` and ``report.ledger``."""
+    ledger_dir = config.ledger_dir()
+    backups = user_dir() / "backups"
+    language = config.language if config.language != "auto" else "en"
+    entries = block_entries(store)
+    built = build_block(
+        entries,
+        ledger_display=_display_path(ledger_dir),
+        max_block_chars=config.max_block_chars,
+        max_entry_chars=config.max_entry_chars,
+        language=language,
+    )
+    target = claude_home() / "CLAUDE.md"
+    before_data = target.read_bytes() if target.exists() else b""
+    try:
+        before = current_block(before_data, name=str(target))
+    except HabitusError as exc:
+        before = None
+        report.warnings.append(str(exc))
+        report.block = {"path": str(target), "written": False, "refused": True}
+    report.block.setdefault("path", str(target))
+    report.block.update(
+        before=len(before) if before else 0,
+        after=built.chars,
+        limit=config.max_block_chars,
+        entries=len(built.included),
+        omitted=len(built.omitted),
+        shortened=len(built.shortened),
+    )
+    if built.omitted:
+        report.warnings.append(
+            f"{len(built.omitted)} approved belief(s) did not fit in max_block_chars={config.max_block_chars}; "
+            "they stay in the ledger"
+        )
+    if dry_run:
+        report.block["written"] = False
+        report.block["reason"] = "dry run"
+        return
+    beliefs = store.beliefs()
+    ledger = render_ledger(ledger_dir, beliefs, store.evidence_for(b["id"] for b in beliefs), backup_dir=backups)
+    report.ledger = {"path": str(ledger_dir), "written": len(ledger.written), "unchanged": ledger.unchanged, "archived": len(ledger.archived)}
+    if report.block.get("refused"):
+        return
+    if not config.write_global_claude_md:
+        report.block.update(written=False, reason="write_global_claude_md = false")
+        return
+    if not entries and before is None:
+        report.block.update(written=False, reason="no approved beliefs yet")
+        return
+    outcome = write_block(target, built.text, backup_dir=backups)
+    report.block.update(written=outcome.written, backup=str(outcome.backup) if outcome.backup else None)
+    if outcome.written:
+        store.add_event("render", actor="distill", detail={"path": str(target), "chars": built.chars})
+
+
+def environment_summary() -> dict[str, str]:
+    """Where habitus looks and writes, for ``habitus status``."""
+    return {
+        "habitus_home": str(user_dir()),
+        "claude": str(agent_home("claude")),
+        "codex": str(agent_home("codex")),
+        "droid": str(agent_home("droid")),
+        "config": os.environ.get("HABITUS_CONFIG", ""),
+    }

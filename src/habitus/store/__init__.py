@@ -1,0 +1,282 @@
+"""The store: the only code that writes SQL. A SQLite file in ``$HABITUS_HOME`` by default.
+
+:class:`Store` owns one connection, runs the Alembic migrations on open, and exposes small,
+named operations. SQL is SQLAlchemy Core with portable constructs only (no SQLite-only SQL),
+so a PostgreSQL URL works the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from habitus.errors import NotFoundError, StoreError
+from habitus.store.schema import beliefs, events, evidence, files, turns
+
+_MIGRATIONS = Path(__file__).parent / "migrations"
+_BATCH = 500
+
+
+def now_iso() -> str:
+    """The current time as ISO-8601 UTC with milliseconds and ``Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def default_db_path() -> Path:
+    """``$HABITUS_HOME/habitus.db`` (the platform user data dir when unset)."""
+    from habitus.paths import user_dir
+
+    return user_dir() / "habitus.db"
+
+
+class Store:
+    """An open store. Use as a context manager, or call :meth:`close`.
+
+    ``url`` is a SQLAlchemy URL (``sqlite:///path``; ``sqlite://`` is in memory). Writes
+    happen inside :meth:`transaction`; :meth:`rollback` throws a whole run away (``--dry-run``).
+    Raises :class:`StoreError` when the database cannot be opened or migrated.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            kwargs: dict[str, Any] = {}
+            if url in ("sqlite://", "sqlite:///:memory:"):
+                kwargs["poolclass"] = sa.pool.StaticPool
+            self.engine: Engine = sa.create_engine(url, **kwargs)
+            if url.startswith("sqlite"):
+                sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+            self.conn: Connection = self.engine.connect()
+            self._migrate()
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"cannot open the store at {url}: {exc}") from exc
+        self._tx: sa.engine.Transaction | None = None
+
+    @classmethod
+    def open(cls, path: Path | None = None, *, in_memory_if_missing: bool = False) -> Store:
+        """Open the SQLite store at ``path`` (default :func:`default_db_path`), creating it.
+
+        With ``in_memory_if_missing`` a store that does not exist yet is opened in memory
+        instead, so a dry run leaves nothing on disk.
+        """
+        path = path or default_db_path()
+        if in_memory_if_missing and not path.exists():
+            return cls("sqlite://")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls(f"sqlite:///{path}")
+
+    def _migrate(self) -> None:
+        from alembic import command
+        from alembic.config import Config
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(_MIGRATIONS))
+        cfg.attributes["connection"] = self.conn
+        command.upgrade(cfg, "head")
+        self.conn.commit()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Roll back anything uncommitted and close the connection."""
+        if self.conn.in_transaction():
+            self.conn.rollback()
+        self.conn.close()
+        self.engine.dispose()
+
+    def commit(self) -> None:
+        """Make everything written since the last commit durable."""
+        if self.conn.in_transaction():
+            self.conn.commit()
+
+    def rollback(self) -> None:
+        """Throw away everything written since the last commit."""
+        if self.conn.in_transaction():
+            self.conn.rollback()
+
+    # ----- files -------------------------------------------------------------------------
+    def file_state(self, file_id: str) -> Mapping[str, Any] | None:
+        """The stored read state of a file, or ``None`` when it was never read."""
+        row = self.conn.execute(sa.select(files).where(files.c.id == file_id)).mappings().first()
+        return dict(row) if row else None
+
+    def save_file_state(self, state: Mapping[str, Any]) -> None:
+        """Insert or replace a file's read state (keys are the ``files`` columns)."""
+        exists = self.conn.execute(sa.select(files.c.id).where(files.c.id == state["id"])).first()
+        if exists:
+            values = {k: v for k, v in state.items() if k not in ("id", "first_read")}
+            self.conn.execute(sa.update(files).where(files.c.id == state["id"]).values(**values))
+        else:
+            self.conn.execute(sa.insert(files).values(**state))
+
+    # ----- turns -------------------------------------------------------------------------
+    def known_turns(self, ids: Iterable[str]) -> set[str]:
+        """The subset of ``ids`` already stored."""
+        found: set[str] = set()
+        batch = list(ids)
+        for i in range(0, len(batch), _BATCH):
+            part = batch[i : i + _BATCH]
+            found.update(self.conn.execute(sa.select(turns.c.id).where(turns.c.id.in_(part))).scalars())
+        return found
+
+    def add_turns(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert turn rows (their ids must be new: check with :meth:`known_turns`)."""
+        if rows:
+            self.conn.execute(sa.insert(turns), [dict(r) for r in rows])
+
+    def turns_by_ids(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Stored turns by id."""
+        out: dict[str, dict[str, Any]] = {}
+        batch = list(ids)
+        for i in range(0, len(batch), _BATCH):
+            part = batch[i : i + _BATCH]
+            for row in self.conn.execute(sa.select(turns).where(turns.c.id.in_(part))).mappings():
+                out[row["id"]] = dict(row)
+        return out
+
+    def turns_with_key(self, agent: str, text_key: str) -> list[dict[str, Any]]:
+        """Stored turns of ``agent`` whose normalised text hash is ``text_key``."""
+        query = sa.select(turns).where(turns.c.agent == agent, turns.c.text_key == text_key)
+        return [dict(r) for r in self.conn.execute(query).mappings()]
+
+    def all_human_turns(self, *, columns: Sequence[str] = ("id", "session_id", "language")) -> list[dict[str, Any]]:
+        """Selected columns of every stored human turn (used for the user's language)."""
+        cols = [turns.c[name] for name in columns]
+        return [dict(r) for r in self.conn.execute(sa.select(*cols)).mappings()]
+
+    def count_turns(self) -> int:
+        """How many human turns are stored."""
+        return int(self.conn.execute(sa.select(sa.func.count()).select_from(turns)).scalar_one())
+
+    # ----- beliefs -----------------------------------------------------------------------
+    def beliefs(self, statuses: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Beliefs, optionally only those with one of ``statuses``, strongest first."""
+        query = sa.select(beliefs)
+        if statuses is not None:
+            query = query.where(beliefs.c.status.in_(list(statuses)))
+        query = query.order_by(
+            beliefs.c.confidence.desc(), beliefs.c.sessions.desc(), beliefs.c.created_at, beliefs.c.id
+        )
+        return [dict(r) for r in self.conn.execute(query).mappings()]
+
+    def belief(self, ident: str) -> dict[str, Any]:
+        """One belief by id, unique id prefix (at least 4 characters) or slug.
+
+        Raises :class:`NotFoundError` when none or several match."""
+        exact = self.conn.execute(
+            sa.select(beliefs).where(sa.or_(beliefs.c.id == ident, beliefs.c.slug == ident))
+        ).mappings().all()
+        if len(exact) == 1:
+            return dict(exact[0])
+        if len(ident) >= 4:
+            rows = self.conn.execute(
+                sa.select(beliefs).where(beliefs.c.id.startswith(ident, autoescape=True))
+            ).mappings().all()
+            if len(rows) == 1:
+                return dict(rows[0])
+            if len(rows) > 1:
+                raise NotFoundError(f"belief id {ident!r} is ambiguous ({len(rows)} match)")
+        raise NotFoundError(f"no belief with id or name {ident!r}")
+
+    def belief_by_key(self, key: str) -> dict[str, Any] | None:
+        """The belief whose grouping key is ``key``, or ``None``."""
+        row = self.conn.execute(sa.select(beliefs).where(beliefs.c.key == key)).mappings().first()
+        return dict(row) if row else None
+
+    def slug_taken(self, slug: str) -> bool:
+        """Whether a belief already uses ``slug`` as its ledger file name."""
+        return self.conn.execute(sa.select(beliefs.c.id).where(beliefs.c.slug == slug)).first() is not None
+
+    def insert_belief(self, row: Mapping[str, Any]) -> None:
+        """Insert a new belief row."""
+        self.conn.execute(sa.insert(beliefs).values(**row))
+
+    def update_belief(self, belief_id: str, **values: Any) -> None:
+        """Change columns of one belief."""
+        self.conn.execute(sa.update(beliefs).where(beliefs.c.id == belief_id).values(**values))
+
+    # ----- evidence ----------------------------------------------------------------------
+    def evidence_for(self, belief_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """Evidence rows by belief id, oldest first."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        batch = list(belief_ids)
+        for i in range(0, len(batch), _BATCH):
+            part = batch[i : i + _BATCH]
+            query = (
+                sa.select(evidence)
+                .where(evidence.c.belief_id.in_(part))
+                .order_by(evidence.c.timestamp, evidence.c.path, evidence.c.line)
+            )
+            for row in self.conn.execute(query).mappings():
+                out.setdefault(row["belief_id"], []).append(dict(row))
+        return out
+
+    def add_evidence(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert evidence rows whose ids are new; return how many were inserted."""
+        if not rows:
+            return 0
+        ids = [r["id"] for r in rows]
+        known: set[str] = set()
+        for i in range(0, len(ids), _BATCH):
+            part = ids[i : i + _BATCH]
+            known.update(self.conn.execute(sa.select(evidence.c.id).where(evidence.c.id.in_(part))).scalars())
+        fresh = [dict(r) for r in rows if r["id"] not in known]
+        if fresh:
+            self.conn.execute(sa.insert(evidence), fresh)
+        return len(fresh)
+
+    # ----- events ------------------------------------------------------------------------
+    def add_event(self, kind: str, *, belief_id: str | None = None, actor: str | None = None, detail: Any = None) -> None:
+        """Append an event to the trail (``detail`` is stored as JSON)."""
+        self.conn.execute(
+            sa.insert(events).values(
+                at=now_iso(),
+                kind=kind,
+                belief_id=belief_id,
+                actor=actor,
+                detail=json.dumps(detail, ensure_ascii=False, sort_keys=True) if detail is not None else None,
+            )
+        )
+
+    def count_events(self, kind: str, since: str) -> int:
+        """How many events of ``kind`` happened at or after ``since`` (ISO time)."""
+        query = sa.select(sa.func.count()).select_from(events).where(events.c.kind == kind, events.c.at >= since)
+        return int(self.conn.execute(query).scalar_one())
+
+    def last_event(self, kind: str) -> dict[str, Any] | None:
+        """The newest event of ``kind``, with ``detail`` decoded, or ``None``."""
+        row = self.conn.execute(
+            sa.select(events).where(events.c.kind == kind).order_by(events.c.id.desc()).limit(1)
+        ).mappings().first()
+        if row is None:
+            return None
+        out = dict(row)
+        out["detail"] = json.loads(out["detail"]) if out["detail"] else None
+        return out
+
+    def status_counts(self) -> dict[str, int]:
+        """Number of beliefs by status."""
+        query = sa.select(beliefs.c.status, sa.func.count()).group_by(beliefs.c.status)
+        return {status: int(n) for status, n in self.conn.execute(query)}
+
+    def count_files(self) -> int:
+        """How many transcript files have a read state."""
+        return int(self.conn.execute(sa.select(sa.func.count()).select_from(files)).scalar_one())
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    # The default rollback journal, not WAL: a run that only reads leaves no file behind,
+    # so a no-op re-run changes nothing on disk.
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
