@@ -239,6 +239,14 @@ class ClaudeCodeSource:
         pending: Turn | None = None
         pending_msg: str | None = None
         want_assistant = everything or context
+
+        def flush() -> Turn:
+            assert pending is not None
+            if pending.text:
+                pending.kind, pending.reason = "assistant", "assistant text"
+            stats.dropped[pending.kind] += 1
+            return pending
+
         for line_no, start, raw in stream:
             if not everything:
                 if not any(n in raw for n in _USER_NEEDLES):
@@ -248,17 +256,17 @@ class ClaudeCodeSource:
             if obj is None:
                 if everything:
                     if pending is not None:
-                        yield pending
+                        yield flush()
                         pending = pending_msg = None
                     yield self._line_turn(file, line_no, start, raw, {}, "broken", "broken_line")
                 continue
             kind = obj.get("type")
             if kind == "assistant":
+                if not want_assistant:
+                    continue
                 message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
                 msg_id = message.get("id") or obj.get("uuid")
                 text, block_kinds = _assistant_text(message.get("content"))
-                if not want_assistant:
-                    continue
                 if pending is not None and pending_msg == msg_id and msg_id:
                     if text:
                         pending.text = f"{pending.text}\n{text}" if pending.text else text
@@ -266,20 +274,22 @@ class ClaudeCodeSource:
                     pending.end_line = line_no
                     continue
                 if pending is not None:
-                    yield pending
+                    yield flush()
                 turn = self._line_turn(file, line_no, start, raw, obj, "assistant", None)
                 turn.text = text
                 turn.role = "assistant"
-                turn.reason = "assistant text" if text else f"assistant {'/'.join(block_kinds) or 'empty'}"
-                turn.kind = "assistant" if text else (block_kinds[0] if block_kinds else "empty")
+                turn.kind = block_kinds[0] if block_kinds and not text else ("assistant" if text else "empty")
+                turn.reason = f"assistant {turn.kind}" if turn.kind != "assistant" else "assistant text"
                 pending, pending_msg = turn, msg_id
-                stats.dropped[turn.kind] += 1
                 continue
-            if pending is not None:
-                yield pending
-                pending = pending_msg = None
             if kind == "user":
-                yield from self._user(file, line_no, start, raw, obj, stats, everything)
+                # One API message may be split around its tool results (FORMATS.md 1.5):
+                # keep it open across tool output, close it before a human turn.
+                for turn in self._user(file, line_no, start, raw, obj, stats, everything):
+                    if pending is not None and turn.kept:
+                        yield flush()
+                        pending = pending_msg = None
+                    yield turn
                 continue
             reason = _LINE_REASONS.get(kind) if isinstance(kind, str) else None
             if reason is None:
@@ -288,7 +298,7 @@ class ClaudeCodeSource:
             if everything:
                 yield self._line_turn(file, line_no, start, raw, obj, reason, reason, text=_line_text(obj))
         if pending is not None:
-            yield pending
+            yield flush()
 
     def _user(
         self,

@@ -63,6 +63,7 @@ def inspect_path(path: Path, *, agent: str | None = None) -> tuple[list[Turn], R
             turns.append(turn)
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    turns.sort(key=lambda t: t.line)  # split assistant messages are yielded when complete
     return turns, stats, agent
 
 
