@@ -30,7 +30,9 @@ class Turn:
     ``end`` are the byte range ``[start, end)`` of that line (of the last merged line for
     ``end``). ``kind`` is ``human`` (typed prose) or ``rejection`` (a tool-rejection reason,
     also typed) for kept human text; anything else (``assistant``, ``meta``, ``tool_output``,
-    ``command`` …) is context or dropped, with ``reason`` saying why.
+    ``command`` …) is context or dropped, with ``reason`` saying why. An assistant message
+    split over several lines (FORMATS.md 1.5) is one turn: ``line`` is its first line,
+    ``merged_lines`` the others, ``end_line`` the last.
     """
 
     id: str
@@ -49,6 +51,7 @@ class Turn:
     kept: bool = False
     reason: str | None = None
     end_line: int | None = None
+    merged_lines: tuple[int, ...] = ()
 
     @property
     def is_human(self) -> bool:

@@ -272,6 +272,7 @@ class ClaudeCodeSource:
                         pending.text = f"{pending.text}\n{text}" if pending.text else text
                     pending.end = start + len(raw)
                     pending.end_line = line_no
+                    pending.merged_lines += (line_no,)
                     continue
                 if pending is not None:
                     yield flush()

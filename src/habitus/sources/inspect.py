@@ -69,7 +69,8 @@ def inspect_path(path: Path, *, agent: str | None = None) -> tuple[list[Turn], R
 
 def turn_row(turn: Turn) -> dict[str, Any]:
     """The ``inspect --json`` shape of a turn: ``{line, uuid, role, kind, kept, reason, text}``
-    plus ``id``, ``session_id``, ``timestamp`` and ``end_line`` (merged assistant lines)."""
+    plus ``id``, ``session_id``, ``timestamp`` and ``merged_lines`` (the other lines of an
+    assistant message split over several lines)."""
     return {
         "line": turn.line,
         "uuid": turn.uuid,
@@ -81,5 +82,5 @@ def turn_row(turn: Turn) -> dict[str, Any]:
         "id": turn.id,
         "session_id": turn.session_id,
         "timestamp": turn.timestamp,
-        "end_line": turn.end_line,
+        "merged_lines": list(turn.merged_lines),
     }

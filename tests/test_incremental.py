@@ -1,0 +1,105 @@
+"""Incremental reading: an unchanged re-run reads no transcript bytes and changes nothing on
+disk; grown files are read from their offset; rewritten files are re-read and reported."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import habitus.sources.base as base
+from conftest import age, install_examples
+from habitus.pipeline import DistillOptions, distill
+
+OPTS = DistillOptions(days=100000, sessions=100)
+
+
+def snapshot(*roots: Path) -> dict[str, tuple[bytes, int]]:
+    out = {}
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                out[str(path)] = (path.read_bytes(), path.stat().st_mtime_ns)
+            elif path.is_dir():
+                out[str(path) + "/"] = (b"", path.stat().st_mtime_ns)
+    return out
+
+
+def test_second_run_reads_nothing_and_changes_nothing(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_examples(isolated_home)
+    first = distill(OPTS)
+    assert first.bytes_read > 0 and first.new_human_turns > 0
+    before = snapshot(isolated_home, Path(os.environ["HABITUS_HOME"]))
+
+    def no_reads(path: Path):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"re-run opened {path}")
+
+    monkeypatch.setattr(base, "open_binary", no_reads)
+    second = distill(OPTS)
+    assert second.bytes_read == 0 and second.lines_read == 0
+    assert second.files_read == {"unchanged": first.files_selected}
+    assert second.new_human_turns == 0 and second.beliefs_new == 0
+    assert snapshot(isolated_home, Path(os.environ["HABITUS_HOME"])) == before
+
+
+def _user_line(text: str, n: int, session: str) -> bytes:
+    return json.dumps({"type": "user", "uuid": f"00000000-0000-0000-0000-{n:012d}", "sessionId": session, "timestamp": f"2026-11-2{n % 9}T10:00:00.000Z", "cwd": "/w", "message": {"role": "user", "content": text}}).encode() + b"\n"
+
+
+def test_grown_file_is_read_from_its_offset(isolated_home: Path) -> None:
+    folder = isolated_home / ".claude" / "projects" / "-w"
+    folder.mkdir(parents=True)
+    session = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+    path = folder / f"{session}.jsonl"
+    path.write_bytes(_user_line("hello there", 1, session))
+    age(path, 3600)
+    first = distill(OPTS)
+    assert first.new_human_turns == 1
+    extra = _user_line("Never force-push to shared branches.", 2, session)
+    with open(path, "ab") as fh:
+        fh.write(extra)
+    age(path, 3600)
+    second = distill(OPTS)
+    assert second.files_read == {"grown": 1}
+    assert second.bytes_read == len(extra)  # exactly the appended line, newline included
+    assert second.new_human_turns == 1 and second.beliefs_new == 1
+
+
+def test_rewritten_file_is_reread_and_reported_without_double_counting(isolated_home: Path) -> None:
+    folder = isolated_home / ".claude" / "projects" / "-w"
+    folder.mkdir(parents=True)
+    session = "aaaaaaaa-bbbb-cccc-dddd-ffffffffffff"
+    path = folder / f"{session}.jsonl"
+    path.write_bytes(_user_line("Always run the linter before committing.", 1, session) + _user_line("ok thanks", 3, session))
+    age(path, 3600)
+    distill(OPTS)
+    # Rewritten with the same first line changed and shorter overall.
+    path.write_bytes(_user_line("Always run the linter before committing.", 1, session)[:-30] + b'"}}\n')
+    age(path, 3600)
+    report = distill(OPTS)
+    assert report.files_read == {"rewritten": 1}
+    assert report.rewritten == [f"claude:projects/-w/{session}.jsonl"]
+    from habitus.review import list_candidates
+
+    items = list_candidates(["all"])
+    assert len(items) == 1 and len(items[0]["evidence"]) == 1
+
+
+def test_dry_run_leaves_nothing_on_disk(isolated_home: Path) -> None:
+    install_examples(isolated_home)
+    report = distill(DistillOptions(days=100000, sessions=100, dry_run=True))
+    assert report.new_human_turns > 0 and report.block["after"] > report.block["before"]
+    assert not Path(os.environ["HABITUS_HOME"]).exists()
+    assert not (isolated_home / ".claude" / "CLAUDE.md").exists()
+
+
+def test_quiet_window_and_cap(isolated_home: Path) -> None:
+    install_examples(isolated_home)
+    newest = sorted(p for p in (isolated_home / ".claude").rglob("*.jsonl") if "subagents" not in p.parts)[0]
+    os.utime(newest, None)  # modified just now: still being written
+    report = distill(DistillOptions(days=100000, sessions=2, dry_run=True, verbose=True))
+    assert report.skipped["quiet_window"] == 1
+    assert report.files_selected == 2 and report.skipped["over_session_cap"] == 2
+    assert {"agent": "claude", "path": newest.relative_to(isolated_home / ".claude").as_posix(), "reason": "quiet_window"} in report.skipped_files
