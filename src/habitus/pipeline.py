@@ -156,8 +156,6 @@ def distill(
         raise HabitusError(f"unknown extractor {extractor_name!r} (known: {', '.join(EXTRACTORS)})")
     notify = progress or (lambda _event, _data: None)
     report = Report(dry_run=options.dry_run, agents=[a for a in agents if agent_home(a).is_dir()], extractor=extractor_name)
-    extractor = EXTRACTORS[extractor_name](config=config, model=options.model or config.model)
-
     if options.dry_run:
         store = Store.open(in_memory_if_missing=True)
         lock = None
@@ -171,6 +169,7 @@ def distill(
             raise HabitusError("another habitus distill is running (lock held for 10 s); try again later") from exc
         store = Store.open()
     try:
+        extractor = EXTRACTORS[extractor_name](config=config, model=options.model or config.model, store=store)
         _run(store, config, options, extractor, report, notify)
         if options.dry_run:
             store.rollback()
