@@ -239,3 +239,25 @@ def test_byte_ranges_point_at_the_line(tmp_path: Path) -> None:
     turn = next(t for t in read_path(path, ReadStats()) if t.kept)
     data = path.read_bytes()
     assert json.loads(data[turn.start : turn.end])["message"]["content"] == "héllo wörld"
+
+
+def test_prompt_absorbed_mid_turn_is_human(tmp_path: Path) -> None:
+    """Claude Code 2.1.x writes a prompt typed while the agent works only as a
+    ``queued_command`` attachment (no user line)."""
+    path = _write(
+        tmp_path,
+        [
+            {"type": "queue-operation", "operation": "enqueue", "content": "from now on use uv", "sessionId": "s1"},
+            {"type": "queue-operation", "operation": "remove", "reason": "absorbed_mid_turn", "sessionId": "s1"},
+            {"type": "attachment", "sessionId": "s1", "timestamp": "2026-11-01T10:00:00.000Z", "attachment": {"type": "queued_command", "prompt": "from now on use uv", "origin": {"kind": "human"}}},
+            {"type": "attachment", "sessionId": "s1", "attachment": {"type": "queued_command", "prompt": "<task-notification>done</task-notification>"}},
+            {"type": "attachment", "sessionId": "s1", "attachment": {"type": "queued_command", "prompt": "peer says hi", "origin": {"kind": "peer"}}},
+            {"type": "attachment", "sessionId": "s1", "attachment": {"type": "hook_success", "content": "always do x"}},
+        ],
+    )
+    stats = ReadStats()
+    turns = list(read_path(path, stats))
+    assert [(t.line, t.text) for t in turns if t.kept] == [(3, "from now on use uv")]
+    assert stats.dropped == Counter({"queue_copy": 2, "task_notification": 1, "queued_non_human": 1, "attachment": 1})
+    fast = [t for t in ClaudeCodeSource().read(LineStream(path, ReadStats()), TranscriptFile("claude", path, path.name, 0, 0, 0, "s1"), ReadStats()) if t.kept]
+    assert [t.line for t in fast] == [3]  # the byte pre-filter lets the attachment through

@@ -2,7 +2,7 @@
 
 Classification follows FORMATS.md section 1 (1.3, 1.4, 1.5, 1.8, 1.11): per content block,
 human text only from real typed ``text`` blocks or string content; tool-rejection reasons are
-human text; ``isMeta``, command wrappers, local-command output, caveats, IDE context, system
+human text, and so are prompts absorbed mid-turn (``queued_command`` attachments); ``isMeta``, command wrappers, local-command output, caveats, IDE context, system
 reminders, compaction summaries, sidechains, ``Warmup``, queue-operation / last-prompt copies
 and tool output are dropped with a reason; split assistant lines are grouped by
 ``message.id``. Unknown line types are dropped and counted, never fatal.
@@ -80,7 +80,8 @@ _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
 _BASH_INPUT = re.compile(r"<bash-input>\s*(.*?)\s*</bash-input>", re.S)
 
 #: Byte needles: a line without one of these cannot hold human text or assistant context.
-_USER_NEEDLES = (b'"type":"user"', b'"type": "user"')
+#: ``queued_command`` attachments carry prompts typed while the agent was working.
+_USER_NEEDLES = (b'"type":"user"', b'"type": "user"', b'"queued_command"')
 _ASSISTANT_NEEDLES = (b'"type":"assistant"', b'"type": "assistant"')
 
 
@@ -292,6 +293,14 @@ class ClaudeCodeSource:
                         pending = pending_msg = None
                     yield turn
                 continue
+            if kind == "attachment" and _attachment_type(obj) == "queued_command":
+                turn = self._queued(file, line_no, start, raw, obj, stats)
+                if turn.kept or everything:
+                    if pending is not None and turn.kept:
+                        yield flush()
+                        pending = pending_msg = None
+                    yield turn
+                continue
             reason = _LINE_REASONS.get(kind) if isinstance(kind, str) else None
             if reason is None:
                 reason = "unknown_type"
@@ -365,6 +374,31 @@ class ClaudeCodeSource:
             turn.kept = kept
             yield turn
 
+    def _queued(self, file: TranscriptFile, line_no: int, start: int, raw: bytes, obj: dict[str, Any], stats: ReadStats) -> Turn:
+        """A prompt typed while the agent was busy, absorbed mid-turn: Claude Code 2.1.x
+        writes it only as an ``attachment`` of type ``queued_command`` (plus queue-operation
+        rows), with no ``user`` line. Human unless its ``origin.kind`` says otherwise."""
+        attachment = obj["attachment"]
+        origin = attachment.get("origin") if isinstance(attachment.get("origin"), dict) else {}
+        prompt = attachment.get("prompt")
+        text = prompt if isinstance(prompt, str) else _tool_text(prompt)
+        if origin and origin.get("kind") not in (None, "human"):
+            kind, text, reason = "queued_non_human", text, "queued_non_human"
+        else:
+            kind, text, reason = classify_text(text)
+        kept = kind == "human"
+        if kept:
+            stats.human_turns += 1
+        else:
+            stats.dropped[kind] += 1
+        session = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else None
+        session = session or file.session_hint or file.rel
+        turn = self._line_turn(file, line_no, start, raw, obj, kind, reason, text=text)
+        if not turn.uuid:
+            turn.id = stable_id(AGENT, "queued", session, obj.get("timestamp"), text)
+        turn.role, turn.kept = "user", kept
+        return turn
+
     def _line_turn(
         self,
         file: TranscriptFile,
@@ -401,6 +435,11 @@ class ClaudeCodeSource:
             kept=False,
             reason=reason,
         )
+
+
+def _attachment_type(obj: dict[str, Any]) -> str | None:
+    attachment = obj.get("attachment")
+    return attachment.get("type") if isinstance(attachment, dict) else None
 
 
 def _assistant_text(content: Any) -> tuple[str, list[str]]:
