@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import age, install_examples, run_cli, run_json
 
 _MARKERS = ("<command-", "<local-command-", "<bash-", "<ide_", "Caveat: The messages below", "[Request interrupted", "This session is being continued")

@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import age, install_examples
 
 import habitus.sources.base as base
-from conftest import age, install_examples
 from habitus.pipeline import DistillOptions, distill
 
 OPTS = DistillOptions(days=100000, sessions=100)

@@ -9,12 +9,12 @@ changes nothing on disk. A run that finds nothing new writes nothing at all.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,15 @@ from habitus.redact import redact
 from habitus.render.block import Entry, build_block, current_block, write_block
 from habitus.render.ledger import render_ledger
 from habitus.sources import SOURCES
+from habitus.sources.base import TranscriptFile
 from habitus.sources.discover import project_excluded, select
-from habitus.sources.incremental import IncrementalRead, file_id, plan
+from habitus.sources.history import (
+    HISTORY_PATH,
+    prompt_key,
+    read_claude_history,
+    read_codex_history,
+)
+from habitus.sources.incremental import IncrementalRead, file_id, fingerprint, plan
 from habitus.store import Store, now_iso
 
 Progress = Callable[[str, dict[str, Any]], None]
@@ -90,13 +97,6 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready data."""
         return asdict(self)
-
-
-def text_key(text: str) -> str:
-    """A normalised hash of a prompt (whitespace collapsed, casefolded): the same prompt in
-    a transcript and in a prompt history has the same key."""
-    norm = " ".join(text.split()).casefold()
-    return hashlib.sha256(norm.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def project_key(cwd: str | None) -> str | None:
@@ -183,66 +183,90 @@ def distill(
     return report
 
 
-def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, report: Report, notify: Progress) -> None:
-    selection = select(
-        report.agents,
-        days=options.days or config.window_days,
-        sessions=options.sessions or config.max_sessions,
-        quiet_minutes=config.quiet_minutes,
-        exclude=config.exclude_projects,
-        keep_names=options.verbose,
-    )
-    report.files_selected = len(selection.files)
-    report.skipped = dict(selection.skipped_counts)
-    report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
-    stats = ReadStats()
-    redactions: Counter[str] = Counter()
-    new_rows: list[dict[str, Any]] = []
-    views: list[TurnView] = []
-    roles: dict[str, str] = {}
-    seen: set[str] = set()
-    read_counts: Counter[str] = Counter()
-    now = now_iso()
-    run_id = now
-    changed = False
-    notify("scan", {"total": len(selection.files)})
+#: Two copies of one prompt (a transcript and a prompt history, or a re-log) are one turn when
+#: their normalised text matches and their timestamps are this close (seconds).
+SAME_PROMPT_SECONDS = 600
 
-    for index, file in enumerate(selection.files):
-        file_plan = plan(file, store.file_state(file_id(file.agent, file.rel)))
-        read_counts[file_plan.status] += 1
-        if file_plan.status == "rewritten":
-            report.rewritten.append(f"{file.agent}:{file.rel}")
-        reader = IncrementalRead(SOURCES[file.agent], file_plan, stats, context=extractor.wants_context)
-        session_id: str | None = None
-        file_turns: list[Turn] = []
-        for turn in reader.turns():
-            session_id = session_id or turn.session_id
-            if turn.role == "assistant":
-                if extractor.wants_context and turn.text:
-                    views.append(_view(turn, redact(turn.text, pii=config.redact_emails).text, None))
-                    roles[turn.id] = "assistant"
+#: Prompt histories read besides transcripts, by agent (FORMATS.md 1.10 and 2.1).
+HISTORIES = {"claude": ("history.jsonl", read_claude_history), "codex": ("history.jsonl", read_codex_history)}
+
+
+def _epoch(ts: str | None) -> float | None:
+    if not ts:
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class _Admission:
+    """Decides which human turns of a run are new: not seen before by id, not the same prompt
+    (text and time) as a stored or earlier turn, not in an excluded project; redacts and
+    builds their store rows and extractor views."""
+
+    def __init__(self, store: Store, config: Config, run_id: str, stats: ReadStats) -> None:
+        self.store = store
+        self.config = config
+        self.run_id = run_id
+        self.stats = stats
+        self.rows: list[dict[str, Any]] = []
+        self.views: list[TurnView] = []
+        self.roles: dict[str, str] = {}
+        self.redactions: Counter[str] = Counter()
+        self.excluded = 0
+        self._seen: set[str] = set()
+        self._times: dict[tuple[str, str], list[tuple[bool, float | None]]] = {}
+
+    def _same_prompt(self, turn: Turn, key: str) -> bool:
+        """Whether ``turn`` is a prompt already held by the other kind of source: a history
+        entry whose transcript turn is stored, or the reverse. Two turns of one kind are
+        told apart by their ids (a user may type the same words twice)."""
+        from_history = turn.path == HISTORY_PATH
+        bucket = self._times.get((turn.agent, key))
+        if bucket is None:
+            bucket = [(r["path"] == HISTORY_PATH, _epoch(r["timestamp"])) for r in self.store.turns_with_key(turn.agent, key)]
+            self._times[(turn.agent, key)] = bucket
+        when = _epoch(turn.timestamp)
+        hit = any(
+            kind != from_history and other is not None and when is not None and abs(other - when) <= SAME_PROMPT_SECONDS
+            for kind, other in bucket
+        )
+        bucket.append((from_history, when))
+        return hit
+
+    def context(self, turn: Turn) -> None:
+        """Keep an assistant turn (redacted) as context for extractors that want it."""
+        if turn.text:
+            self.views.append(_view(turn, redact(turn.text, pii=self.config.redact_emails).text, None))
+            self.roles[turn.id] = "assistant"
+
+    def admit(self, turns: Sequence[Turn], file_key: str) -> None:
+        """Store-ready rows for the new human turns among ``turns`` (one file's worth)."""
+        fresh = [t for t in turns if t.id not in self._seen]
+        known = self.store.known_turns(t.id for t in fresh) if fresh else set()
+        for turn in turns:
+            if turn.id in known or turn.id in self._seen:
+                self.stats.duplicates += 1
                 continue
-            if not turn.is_human:
+            self._seen.add(turn.id)
+            if self.config.exclude_projects and project_excluded(self.config.exclude_projects, cwd=turn.cwd):
+                self.excluded += 1
                 continue
-            if config.exclude_projects and project_excluded(config.exclude_projects, cwd=turn.cwd):
-                report.excluded_turns += 1
+            key = prompt_key(turn.text)
+            if self._same_prompt(turn, key):
+                self.stats.duplicates += 1
                 continue
-            file_turns.append(turn)
-        if file_turns:
-            known = store.known_turns(t.id for t in file_turns)
-            for turn in file_turns:
-                if turn.id in known or turn.id in seen:
-                    stats.duplicates += 1
-                    continue
-                seen.add(turn.id)
-                cleaned = redact(turn.text, pii=config.redact_emails)
-                redactions.update(cleaned.counts)
-                project = project_key(turn.cwd)
-                row = {
+            cleaned = redact(turn.text, pii=self.config.redact_emails)
+            self.redactions.update(cleaned.counts)
+            project = project_key(turn.cwd)
+            session = turn.session_id or f"history:{project or ''}:{(turn.timestamp or '')[:10]}"
+            self.rows.append(
+                {
                     "id": turn.id,
                     "agent": turn.agent,
-                    "session_id": turn.session_id,
-                    "file_id": file_id(file.agent, file.rel),
+                    "session_id": session,
+                    "file_id": file_key,
                     "path": turn.path,
                     "line": turn.line,
                     "byte_start": turn.start,
@@ -253,13 +277,53 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
                     "project": project,
                     "kind": turn.kind,
                     "text": cleaned.text,
-                    "text_key": text_key(turn.text),
+                    "text_key": key,
                     "language": detect(cleaned.text),
-                    "run_id": run_id,
+                    "run_id": self.run_id,
                 }
-                new_rows.append(row)
-                views.append(_view(turn, cleaned.text, project))
-                roles[turn.id] = "human"
+            )
+            view = _view(turn, cleaned.text, project)
+            view.session_id = session
+            self.views.append(view)
+            self.roles[turn.id] = "human"
+
+
+def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, report: Report, notify: Progress) -> None:
+    days = options.days or config.window_days
+    selection = select(
+        report.agents,
+        days=days,
+        sessions=options.sessions or config.max_sessions,
+        quiet_minutes=config.quiet_minutes,
+        exclude=config.exclude_projects,
+        keep_names=options.verbose,
+    )
+    report.files_selected = len(selection.files)
+    report.skipped = dict(selection.skipped_counts)
+    report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
+    stats = ReadStats()
+    read_counts: Counter[str] = Counter()
+    now = now_iso()
+    admission = _Admission(store, config, now, stats)
+    changed = False
+    notify("scan", {"total": len(selection.files)})
+
+    for index, file in enumerate(selection.files):
+        file_plan = plan(file, store.file_state(file_id(file.agent, file.rel)))
+        read_counts[file_plan.status] += 1
+        if file_plan.status == "rewritten":
+            report.rewritten.append(f"{file.agent}:{file.rel}")
+        reader = IncrementalRead(SOURCES[file.agent], file_plan, stats, context=extractor.wants_context)
+        session_id: str | None = None
+        human: list[Turn] = []
+        for turn in reader.turns():
+            session_id = session_id or turn.session_id
+            if turn.role == "assistant":
+                if extractor.wants_context:
+                    admission.context(turn)
+            elif turn.is_human:
+                human.append(turn)
+        admission.admit(human, file_id(file.agent, file.rel))
         if file_plan.status != "unchanged":
             state = reader.new_state(now=now, session_id=session_id)
             if state is not None and state != file_plan.state:
@@ -267,6 +331,7 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
                 changed = True
         notify("file", {"index": index + 1, "total": len(selection.files), "path": file.rel, "status": file_plan.status})
 
+    changed = _read_histories(store, selection.homes, days, admission, stats, read_counts, now) or changed
     report.files_read = dict(read_counts)
     report.bytes_read = stats.bytes_read
     report.lines_read = stats.lines
@@ -274,19 +339,21 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
     report.dropped = dict(stats.dropped)
     report.human_turns = stats.human_turns
     report.duplicate_turns = stats.duplicates
-    report.new_human_turns = len(new_rows)
-    report.redactions = dict(redactions)
-    store.add_turns(new_rows)
-    changed = changed or bool(new_rows)
+    report.new_human_turns = len(admission.rows)
+    report.excluded_turns = admission.excluded
+    report.redactions = dict(admission.redactions)
+    store.add_turns(admission.rows)
+    changed = changed or bool(admission.rows)
 
     # extract → validate → believe
-    notify("extract", {"turns": len(new_rows)})
-    result = extractor.extract(views, dry_run=options.dry_run)
+    notify("extract", {"turns": len(admission.rows)})
+    result = extractor.extract(admission.views, dry_run=options.dry_run)
     report.llm_calls, report.llm_input_chars = result.calls, result.input_chars
     report.warnings.extend(result.notes)
     candidates: list[Candidate] = list(result.candidates)
     rejected = Counter(result.rejected)
-    if new_rows:
+    roles = admission.roles
+    if admission.rows:
         lang = language_candidate(store.all_human_turns(columns=("id", "agent", "session_id", "language")), min_sessions=config.min_occurrences)
         if lang is not None:
             candidates.append(lang)
@@ -313,6 +380,72 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
     render(store, config, report, dry_run=options.dry_run)
     if changed and not options.dry_run:
         store.add_event("run", actor="distill", detail={k: v for k, v in report.as_dict().items() if k != "skipped_files"})
+
+
+def _read_histories(
+    store: Store,
+    homes: dict[str, Path],
+    days: int,
+    admission: _Admission,
+    stats: ReadStats,
+    read_counts: Counter[str],
+    now: str,
+) -> bool:
+    """Read the unread part of each agent's prompt history; its prompts inside the window
+    become human turns unless a transcript already holds the same prompt. Returns whether
+    any read state changed."""
+    changed = False
+    oldest = time.time() - days * 86400
+    for agent, agent_dir in homes.items():
+        if agent not in HISTORIES:
+            continue
+        name, reader_fn = HISTORIES[agent]
+        path = agent_dir / name
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        rel = f"{name}"
+        file = TranscriptFile(agent, path, rel, st.st_size, st.st_mtime, st.st_ino, None, None)
+        key = file_id(agent, f"history:{rel}")
+        file_plan = plan(file, store.file_state(key))
+        if file_plan.status in ("unchanged", "touched"):
+            if file_plan.status == "touched":
+                state = dict(file_plan.state or {})
+                state.update(mtime=st.st_mtime, inode=st.st_ino, last_read=now)
+                store.save_file_state(state)
+                changed = True
+            continue
+        local = ReadStats()
+        offset, line = file_plan.offset, file_plan.line
+        turns = [
+            t
+            for t in reader_fn(path, local, offset=offset, line=line)
+            if t.is_human and (_epoch(t.timestamp) or 0) >= oldest
+        ]
+        read_counts["history"] += 1
+        stats.add(local)
+        admission.admit(turns, key)
+        new_offset, new_line = offset + local.bytes_read, line + local.lines
+        state = {
+            "id": key,
+            "agent": agent,
+            "path": f"history:{rel}",
+            "session_id": None,
+            "project": None,
+            "size": max(st.st_size, new_offset),
+            "mtime": st.st_mtime,
+            "inode": st.st_ino,
+            "offset": new_offset,
+            "lines": new_line,
+            "fingerprint": fingerprint(file, new_offset),
+            "first_read": (file_plan.state or {}).get("first_read") or now,
+            "last_read": now,
+            "rereads": int((file_plan.state or {}).get("rereads") or 0) + (file_plan.status == "rewritten"),
+        }
+        store.save_file_state(state)
+        changed = True
+    return changed
 
 
 def _view(turn: Turn, text: str, project: str | None) -> TurnView:

@@ -61,12 +61,18 @@ class Source(Protocol):
         ...
 
     def read(
-        self, stream: LineStream, file: TranscriptFile, stats: ReadStats, *, everything: bool = False
+        self,
+        stream: LineStream,
+        file: TranscriptFile,
+        stats: ReadStats,
+        *,
+        everything: bool = False,
+        context: bool = False,
     ) -> Iterator[Turn]:
         """Yield the turns of the complete lines of ``stream``. With ``everything`` false, only
-        kept human turns and assistant context are yielded, and lines that cannot hold them
-        may be skipped unparsed; with it true (``inspect``), every line yields at least one
-        turn, dropped ones with a reason."""
+        kept human turns (plus assistant text when ``context`` is true) are yielded, and lines
+        that cannot hold them may be skipped unparsed; with it true (``inspect``), every line
+        yields at least one turn, dropped ones with a reason."""
         ...
 
 
