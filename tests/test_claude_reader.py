@@ -261,3 +261,27 @@ def test_prompt_absorbed_mid_turn_is_human(tmp_path: Path) -> None:
     assert stats.dropped == Counter({"queue_copy": 2, "task_notification": 1, "queued_non_human": 1, "attachment": 1})
     fast = [t for t in ClaudeCodeSource().read(LineStream(path, ReadStats()), TranscriptFile("claude", path, path.name, 0, 0, 0, "s1"), ReadStats()) if t.kept]
     assert [t.line for t in fast] == [3]  # the byte pre-filter lets the attachment through
+
+
+def test_prefilter_never_drops_human_text_in_real_files(shared: Path) -> None:
+    """The byte pre-filter must keep every line that holds human text (compared with a full
+    parse of every line) while skipping tool-output lines."""
+    from habitus.sources.claude_code import might_hold_text
+
+    skipped = 0
+    for path in sorted((shared / "transcripts" / "claude").rglob("*.jsonl")):
+        full = [t for t in read_path(path, ReadStats()) if t.kept]
+        for turn in full:
+            raw = path.read_bytes().split(b"\n")[turn.line - 1]
+            assert might_hold_text(raw), (path.name, turn.line)
+        skipped += sum(1 for raw in path.read_bytes().splitlines() if b'"tool_use_id"' in raw and not might_hold_text(raw))
+    assert skipped > 100
+
+
+def test_prefilter_keeps_text_after_tool_results() -> None:
+    from habitus.sources.claude_code import might_hold_text
+
+    line = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "out"}]}, {"type": "text", "text": "and always use uv"}]}}, separators=(",", ":")).encode()
+    assert might_hold_text(line)
+    tool_only = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "content": [{"type": "text", "text": "out"}], "tool_use_id": "t"}]}}, separators=(",", ":")).encode()
+    assert not might_hold_text(tool_only)

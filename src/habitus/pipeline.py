@@ -29,7 +29,6 @@ from habitus.paths import agent_home, claude_home, home, user_dir
 from habitus.redact import redact
 from habitus.render.block import Entry, build_block, current_block, write_block
 from habitus.render.ledger import render_ledger
-from habitus.sources import SOURCES
 from habitus.sources.base import TranscriptFile
 from habitus.sources.discover import project_excluded, select
 from habitus.sources.history import (
@@ -38,7 +37,7 @@ from habitus.sources.history import (
     read_claude_history,
     read_codex_history,
 )
-from habitus.sources.incremental import IncrementalRead, file_id, fingerprint, plan
+from habitus.sources.incremental import file_id, fingerprint, plan, read_files
 from habitus.store import Store, now_iso
 
 Progress = Callable[[str, dict[str, Any]], None]
@@ -187,6 +186,9 @@ def distill(
 #: their normalised text matches and their timestamps are this close (seconds).
 SAME_PROMPT_SECONDS = 600
 
+#: Turns per session whose language is detected in one run.
+LANGUAGE_SAMPLES = 5
+
 #: Prompt histories read besides transcripts, by agent (FORMATS.md 1.10 and 2.1).
 HISTORIES = {"claude": ("history.jsonl", read_claude_history), "codex": ("history.jsonl", read_codex_history)}
 
@@ -216,6 +218,7 @@ class _Admission:
         self.redactions: Counter[str] = Counter()
         self.excluded = 0
         self._seen: set[str] = set()
+        self._detected: dict[str, int] = {}
         self._times: dict[tuple[str, str], list[tuple[bool, float | None]]] = {}
 
     def _same_prompt(self, turn: Turn, key: str) -> bool:
@@ -235,16 +238,43 @@ class _Admission:
         bucket.append((from_history, when))
         return hit
 
+    def _language(self, session: str, text: str) -> str | None:
+        """The language of a turn, detected for at most ``LANGUAGE_SAMPLES`` turns per
+        session per run (the user's language is a majority over sessions; detecting every
+        turn of a long session adds cost, not information)."""
+        done = self._detected.get(session, 0)
+        if done >= LANGUAGE_SAMPLES:
+            return None
+        found = detect(text[:400])
+        if found is not None:
+            self._detected[session] = done + 1
+        return found
+
     def context(self, turn: Turn) -> None:
         """Keep an assistant turn (redacted) as context for extractors that want it."""
         if turn.text:
             self.views.append(_view(turn, redact(turn.text, pii=self.config.redact_emails).text, None))
             self.roles[turn.id] = "assistant"
 
-    def admit(self, turns: Sequence[Turn], file_key: str) -> None:
+    def admit_all(self, batches: Sequence[tuple[Sequence[Turn], str]]) -> None:
+        """:meth:`admit` for many files' human turns, ids looked up in one query."""
+        ids = {t.id for turns, _ in batches for t in turns}
+        known = self.store.known_turns(ids) if ids else set()
+        keys = {prompt_key(t.text) for turns, _ in batches for t in turns}
+        for key in keys:
+            self._times.setdefault(("claude", key), [])
+            for agent in ("codex", "droid"):
+                self._times.setdefault((agent, key), [])
+        for row in self.store.turns_with_keys(keys):
+            self._times.setdefault((row["agent"], row["text_key"]), []).append((row["path"] == HISTORY_PATH, _epoch(row["timestamp"])))
+        for turns, file_key in batches:
+            self.admit(turns, file_key, known=known)
+
+    def admit(self, turns: Sequence[Turn], file_key: str, *, known: set[str] | None = None) -> None:
         """Store-ready rows for the new human turns among ``turns`` (one file's worth)."""
-        fresh = [t for t in turns if t.id not in self._seen]
-        known = self.store.known_turns(t.id for t in fresh) if fresh else set()
+        if known is None:
+            fresh = [t for t in turns if t.id not in self._seen]
+            known = self.store.known_turns(t.id for t in fresh) if fresh else set()
         for turn in turns:
             if turn.id in known or turn.id in self._seen:
                 self.stats.duplicates += 1
@@ -278,7 +308,7 @@ class _Admission:
                     "kind": turn.kind,
                     "text": cleaned.text,
                     "text_key": key,
-                    "language": detect(cleaned.text),
+                    "language": self._language(session, cleaned.text),
                     "run_id": self.run_id,
                 }
             )
@@ -308,28 +338,26 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
     changed = False
     notify("scan", {"total": len(selection.files)})
 
-    for index, file in enumerate(selection.files):
-        file_plan = plan(file, store.file_state(file_id(file.agent, file.rel)))
-        read_counts[file_plan.status] += 1
-        if file_plan.status == "rewritten":
+    states = store.file_states(file_id(f.agent, f.rel) for f in selection.files)
+    plans = [plan(f, states.get(file_id(f.agent, f.rel))) for f in selection.files]
+    human: list[tuple[list[Turn], str]] = []
+    new_states: list[dict[str, Any]] = []
+    for index, result in enumerate(read_files(plans, context=extractor.wants_context)):
+        file = result.plan.file
+        read_counts[result.plan.status] += 1
+        if result.plan.status == "rewritten":
             report.rewritten.append(f"{file.agent}:{file.rel}")
-        reader = IncrementalRead(SOURCES[file.agent], file_plan, stats, context=extractor.wants_context)
-        session_id: str | None = None
-        human: list[Turn] = []
-        for turn in reader.turns():
-            session_id = session_id or turn.session_id
-            if turn.role == "assistant":
-                if extractor.wants_context:
-                    admission.context(turn)
-            elif turn.is_human:
-                human.append(turn)
-        admission.admit(human, file_id(file.agent, file.rel))
-        if file_plan.status != "unchanged":
-            state = reader.new_state(now=now, session_id=session_id)
-            if state is not None and state != file_plan.state:
-                store.save_file_state(state)
-                changed = True
-        notify("file", {"index": index + 1, "total": len(selection.files), "path": file.rel, "status": file_plan.status})
+        stats.add(result.stats)
+        for turn in result.assistant:
+            admission.context(turn)
+        human.append((result.human, file_id(file.agent, file.rel)))
+        state = result.new_state(now=now)
+        if state is not None and state != result.plan.state:
+            new_states.append(state)
+        notify("file", {"index": index + 1, "total": len(plans), "path": file.rel, "status": result.plan.status})
+    admission.admit_all(human)
+    store.save_file_states(new_states, states)
+    changed = bool(new_states)
 
     changed = _read_histories(store, selection.homes, days, admission, stats, read_counts, now) or changed
     report.files_read = dict(read_counts)

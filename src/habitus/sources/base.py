@@ -117,51 +117,50 @@ class LineStream:
         self.start_offset = offset
 
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
-        with open_binary(self.path) as fh:
-            if self.offset:
-                if self.path.suffix == ".zst":
-                    _discard(fh, self.offset)
-                else:
-                    fh.seek(self.offset)
-            pos = self.offset
-            limit = self.max_line + 1
-            while True:
-                raw = fh.readline(limit)
-                if not raw:
-                    break
-                if not raw.endswith(b"\n"):
-                    if len(raw) < limit:
-                        break  # partial last line: leave it for the next run
-                    # An over-long line: discard the rest of it without holding it.
-                    size = len(raw)
-                    complete = False
-                    while True:
-                        more = fh.readline(_CHUNK)
-                        if not more:
-                            break
-                        size += len(more)
-                        if more.endswith(b"\n"):
-                            complete = True
-                            break
-                    if not complete:
-                        break  # still being written; retried next run
-                    self.line += 1
-                    pos += size
-                    self.stats.bytes_read += size
-                    self.stats.lines += 1
-                    self.stats.bad_lines["line_too_long"] += 1
-                    self.offset = pos
-                    continue
-                start = pos
-                pos += len(raw)
-                self.line += 1
-                self.stats.bytes_read += len(raw)
-                self.stats.lines += 1
-                self.offset = pos
-                body = raw[:-1]
-                if body.endswith(b"\r"):
-                    body = body[:-1]
-                yield self.line, start, body
+        stats = self.stats
+        first_offset, first_line = self.offset, self.line
+        pos, number = self.offset, self.line
+        limit = self.max_line + 1
+        try:
+            with open_binary(self.path) as fh:
+                if pos:
+                    if self.path.suffix == ".zst":
+                        _discard(fh, pos)
+                    else:
+                        fh.seek(pos)
+                readline = fh.readline
+                while True:
+                    raw = readline(limit)
+                    if raw[-1:] != b"\n":
+                        if not raw or len(raw) < limit:
+                            break  # end of file, or a partial last line: left for the next run
+                        size = _skip_rest(fh, len(raw))
+                        if size < 0:
+                            break  # an over-long line still being written; retried next run
+                        pos += size
+                        number += 1
+                        self.offset, self.line = pos, number
+                        stats.bad_lines["line_too_long"] += 1
+                        continue
+                    start = pos
+                    pos += len(raw)
+                    number += 1
+                    self.offset, self.line = pos, number
+                    yield number, start, raw[:-2] if raw[-2:] == b"\r\n" else raw[:-1]
+        finally:
+            stats.bytes_read += self.offset - first_offset
+            stats.lines += self.line - first_line
+
+
+def _skip_rest(fh: IO[bytes], size: int) -> int:
+    """Discard the rest of an over-long line; its total size in bytes, or -1 at end of file."""
+    while True:
+        more = fh.readline(_CHUNK)
+        if not more:
+            return -1
+        size += len(more)
+        if more.endswith(b"\n"):
+            return size
 
 
 def _discard(fh: IO[bytes], count: int) -> None:

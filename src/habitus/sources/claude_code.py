@@ -83,6 +83,25 @@ _BASH_INPUT = re.compile(r"<bash-input>\s*(.*?)\s*</bash-input>", re.S)
 #: ``queued_command`` attachments carry prompts typed while the agent was working.
 _USER_NEEDLES = (b'"type":"user"', b'"type": "user"', b'"queued_command"')
 _ASSISTANT_NEEDLES = (b'"type":"assistant"', b'"type": "assistant"')
+_REJECTION_NEEDLE = b"doesn't want to"
+
+
+def might_hold_text(raw: bytes, assistant: bool = False) -> bool:
+    """Cheap byte-level test: can this line hold human text (or, with ``assistant``,
+    assistant text)? ``False`` means the line is skipped without JSON parsing.
+
+    A user line holding only tool results (most of a transcript's bytes) cannot hold human
+    text, except a rejection reason. The Anthropic Messages API requires ``tool_result``
+    blocks to come first in a user message, so a typed ``text`` block in such a line comes
+    after the last ``"tool_use_id"`` key: when no ``"type":"text"`` follows it, the line is
+    tool output only.
+    """
+    if not any(n in raw for n in _USER_NEEDLES):
+        return assistant and any(n in raw for n in _ASSISTANT_NEEDLES)
+    last_tool = raw.rfind(b'"tool_use_id"')
+    if last_tool < 0 or _REJECTION_NEEDLE in raw:
+        return True
+    return raw.rfind(b'"type":"text"') > last_tool or raw.rfind(b'"type": "text"') > last_tool
 
 
 def classify_text(text: str) -> tuple[str, str, str | None]:
@@ -249,10 +268,8 @@ class ClaudeCodeSource:
             return pending
 
         for line_no, start, raw in stream:
-            if not everything:
-                if not any(n in raw for n in _USER_NEEDLES):
-                    if not (want_assistant and any(n in raw for n in _ASSISTANT_NEEDLES)):
-                        continue
+            if not everything and not might_hold_text(raw, want_assistant):
+                continue
             obj = decode_line(raw, stats)
             if obj is None:
                 if everything:

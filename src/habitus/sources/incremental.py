@@ -81,8 +81,9 @@ def plan(file: TranscriptFile, state: Mapping[str, Any] | None) -> FilePlan:
 
 
 class IncrementalRead:
-    """Reads the unread part of one file with ``source``; after iterating, :meth:`new_state`
-    gives the row to store. ``stats`` accumulates counts (bytes are bytes)."""
+    """Reads the unread part of one file with ``source``; after iterating, ``stream.offset``
+    and ``stream.line`` say where the next run starts. ``stats`` accumulates counts (bytes
+    are bytes)."""
 
     def __init__(self, source: Source, file_plan: FilePlan, stats: ReadStats, *, context: bool = False) -> None:
         self.source = source
@@ -98,26 +99,104 @@ class IncrementalRead:
         self.stats.files += 1
         return self.source.read(self.stream, self.plan.file, self.stats, context=self.context)
 
-    def new_state(self, *, now: str, session_id: str | None) -> dict[str, Any] | None:
+
+@dataclass
+class FileResult:
+    """What reading one file produced: its human turns and (when asked) assistant turns,
+    the counts, and the position after the last complete line."""
+
+    plan: FilePlan
+    human: list[Turn]
+    assistant: list[Turn]
+    stats: ReadStats
+    offset: int
+    line: int
+    session_id: str | None
+
+    def new_state(self, *, now: str) -> dict[str, Any] | None:
         """The ``files`` row after this read, or ``None`` when nothing changed."""
         file = self.plan.file
         if self.plan.status == "unchanged":
             return None
-        offset, lines = self.stream.offset, self.stream.line
         old = self.plan.state or {}
+        offset = self.offset
         return {
             "id": file_id(file.agent, file.rel),
             "agent": file.agent,
             "path": file.rel,
-            "session_id": session_id or old.get("session_id") or file.session_hint,
+            "session_id": self.session_id or old.get("session_id") or file.session_hint,
             "project": file.project,
             "size": max(file.size, offset),
             "mtime": file.mtime,
             "inode": file.inode,
             "offset": offset,
-            "lines": lines,
+            "lines": self.line,
             "fingerprint": fingerprint(file, offset) if offset else hashlib.sha256(b"0").hexdigest(),
             "first_read": old.get("first_read") or now,
             "last_read": now,
             "rereads": int(old.get("rereads") or 0) + (1 if self.plan.status == "rewritten" else 0),
         }
+
+
+def read_file(source: Source, file_plan: FilePlan, *, context: bool = False) -> FileResult:
+    """Read the unread part of one file (nothing when unchanged) and keep what a run needs:
+    human turns, and assistant turns when ``context``. Never raises for bad content; an
+    unreadable file gives an empty result with ``bad_lines['unreadable_file']`` counted."""
+    stats = ReadStats()
+    human: list[Turn] = []
+    assistant: list[Turn] = []
+    session: str | None = None
+    reader = IncrementalRead(source, file_plan, stats, context=context)
+    try:
+        for turn in reader.turns():
+            session = session or turn.session_id
+            if turn.role == "assistant":
+                if context and turn.text:
+                    assistant.append(turn)
+            elif turn.is_human:
+                human.append(turn)
+    except OSError:
+        stats.bad_lines["unreadable_file"] += 1
+        reader.stream.offset, reader.stream.line = file_plan.offset, file_plan.line
+    return FileResult(file_plan, human, assistant, stats, reader.stream.offset, reader.stream.line, session)
+
+
+def _read_task(args: tuple[str, FilePlan, bool]) -> FileResult:
+    from habitus.sources import SOURCES
+
+    agent, file_plan, context = args
+    return read_file(SOURCES[agent], file_plan, context=context)
+
+
+#: A first scan reads in parallel (a process per core, up to 4) when it has at least this many
+#: bytes to read: below it, starting the workers costs more than it saves.
+PARALLEL_MIN_BYTES = 48 * 1024 * 1024
+
+
+def read_files(plans: list[FilePlan], *, context: bool = False, workers: int | None = None) -> Iterator[FileResult]:
+    """Read every planned file, in a process pool when the unread bytes reach
+    ``PARALLEL_MIN_BYTES`` and the machine has more than one core, else in this process.
+    Results come in completion order (largest files are started first)."""
+    import os
+
+    from habitus.sources import SOURCES
+
+    todo = [p for p in plans if p.status not in ("unchanged", "touched")]
+    pending_bytes = sum(max(0, p.file.size - p.offset) for p in todo)
+    cores = workers if workers is not None else min(4, os.cpu_count() or 1)
+    for p in plans:
+        if p.status in ("unchanged", "touched"):
+            yield FileResult(p, [], [], ReadStats(), p.offset, p.line, None)
+    if cores < 2 or pending_bytes < PARALLEL_MIN_BYTES or len(todo) < 2:
+        for p in todo:
+            yield read_file(SOURCES[p.file.agent], p, context=context)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    todo.sort(key=lambda p: p.file.size - p.offset, reverse=True)
+    with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method)) as pool:
+        futures = [pool.submit(_read_task, (p.file.agent, p, context)) for p in todo]
+        for future in as_completed(futures):
+            yield future.result()

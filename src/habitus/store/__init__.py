@@ -22,6 +22,11 @@ from habitus.store.schema import beliefs, events, evidence, files, turns
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _BATCH = 500
 
+#: The newest migration. Opening a store already at this revision skips Alembic entirely
+#: (importing it costs more than an unchanged re-run should); a test keeps it equal to
+#: Alembic's own head.
+HEAD_REVISION = "0001_initial"
+
 
 def now_iso() -> str:
     """The current time as ISO-8601 UTC with milliseconds and ``Z``."""
@@ -72,6 +77,12 @@ class Store:
         return cls(f"sqlite:///{path}")
 
     def _migrate(self) -> None:
+        inspector = sa.inspect(self.conn)
+        if inspector.has_table("alembic_version"):
+            current = self.conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
+            if current == [HEAD_REVISION]:
+                self.conn.rollback()
+                return
         from alembic import command
         from alembic.config import Config
 
@@ -105,6 +116,27 @@ class Store:
             self.conn.rollback()
 
     # ----- files -------------------------------------------------------------------------
+    def file_states(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Stored read states of many files at once, by file id."""
+        out: dict[str, dict[str, Any]] = {}
+        batch = list(ids)
+        for i in range(0, len(batch), _BATCH):
+            part = batch[i : i + _BATCH]
+            for row in self.conn.execute(sa.select(files).where(files.c.id.in_(part))).mappings():
+                out[row["id"]] = dict(row)
+        return out
+
+    def save_file_states(self, rows: Sequence[Mapping[str, Any]], existing: Iterable[str]) -> None:
+        """Insert (in one statement) or update many files' read states; ``existing`` are the
+        ids already stored."""
+        known = set(existing)
+        new = [dict(r) for r in rows if r["id"] not in known]
+        if new:
+            self.conn.execute(sa.insert(files), new)
+        for row in rows:
+            if row["id"] in known:
+                self.save_file_state(row)
+
     def file_state(self, file_id: str) -> Mapping[str, Any] | None:
         """The stored read state of a file, or ``None`` when it was never read."""
         row = self.conn.execute(sa.select(files).where(files.c.id == file_id)).mappings().first()
@@ -142,6 +174,17 @@ class Store:
             part = batch[i : i + _BATCH]
             for row in self.conn.execute(sa.select(turns).where(turns.c.id.in_(part))).mappings():
                 out[row["id"]] = dict(row)
+        return out
+
+    def turns_with_keys(self, keys: Iterable[str]) -> list[dict[str, Any]]:
+        """``agent``, ``text_key``, ``path`` and ``timestamp`` of stored turns whose normalised
+        text hash is one of ``keys``."""
+        out: list[dict[str, Any]] = []
+        batch = list(keys)
+        cols = (turns.c.agent, turns.c.text_key, turns.c.path, turns.c.timestamp)
+        for i in range(0, len(batch), _BATCH):
+            part = batch[i : i + _BATCH]
+            out.extend(dict(r) for r in self.conn.execute(sa.select(*cols).where(turns.c.text_key.in_(part))).mappings())
         return out
 
     def turns_with_key(self, agent: str, text_key: str) -> list[dict[str, Any]]:
