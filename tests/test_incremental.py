@@ -103,3 +103,23 @@ def test_quiet_window_and_cap(isolated_home: Path) -> None:
     assert report.skipped["quiet_window"] == 1
     assert report.files_selected == 2 and report.skipped["over_session_cap"] == 2
     assert {"agent": "claude", "path": newest.relative_to(isolated_home / ".claude").as_posix(), "reason": "quiet_window"} in report.skipped_files
+
+
+def test_unchanged_rerun_still_repairs_a_hand_edited_block(isolated_home: Path) -> None:
+    install_examples(isolated_home)
+    distill(OPTS)
+    target = isolated_home / ".claude" / "CLAUDE.md"
+    rendered = target.read_text(encoding="utf-8")
+    target.write_text(rendered.replace("Never push directly to main.", "Push to main whenever."), encoding="utf-8")
+    report = distill(OPTS)
+    assert report.bytes_read == 0 and report.block["written"]
+    assert target.read_text(encoding="utf-8") == rendered
+
+
+def test_budget_change_rerenders_without_reading(isolated_home: Path, tmp_path: Path) -> None:
+    install_examples(isolated_home)
+    first = distill(OPTS)
+    Path(os.environ["HABITUS_CONFIG"]).write_text("max_block_chars = 400\n", encoding="utf-8")
+    report = distill(OPTS)
+    assert report.bytes_read == 0
+    assert report.block["after"] <= 400 < first.block["after"] and report.block["omitted"] > 0

@@ -16,19 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from habitus.beliefs import BeliefMerger
 from habitus.config import AGENTS, Config, load_config
 from habitus.errors import HabitusError
 from habitus.extract import EXTRACTORS, Candidate, TurnView
-from habitus.extract.language import detect, language_candidate
-from habitus.extract.validate import validate
 from habitus.model import ReadStats, Turn
 from habitus.paths import agent_home, claude_home, home, user_dir
-from habitus.redact import redact
 from habitus.render.block import Entry, build_block, current_block, write_block
-from habitus.render.ledger import render_ledger
+from habitus.render.stamp import render_stamp
 from habitus.sources.base import TranscriptFile
 from habitus.sources.discover import project_excluded, select
 from habitus.sources.history import (
@@ -38,7 +34,10 @@ from habitus.sources.history import (
     read_codex_history,
 )
 from habitus.sources.incremental import file_id, fingerprint, plan, read_files
-from habitus.store import Store, now_iso
+from habitus.store import HEAD_REVISION, default_db_path, now_iso
+
+if TYPE_CHECKING:  # pragma: no cover
+    from habitus.store import Store
 
 Progress = Callable[[str, dict[str, Any]], None]
 
@@ -155,6 +154,11 @@ def distill(
         raise HabitusError(f"unknown extractor {extractor_name!r} (known: {', '.join(EXTRACTORS)})")
     notify = progress or (lambda _event, _data: None)
     report = Report(dry_run=options.dry_run, agents=[a for a in agents if agent_home(a).is_dir()], extractor=extractor_name)
+    if _nothing_to_do(config, options, report):
+        report.seconds = round(time.monotonic() - started, 3)
+        return report
+    from habitus.store import Store
+
     if options.dry_run:
         store = Store.open(in_memory_if_missing=True)
         lock = None
@@ -180,6 +184,74 @@ def distill(
             lock.release()
     report.seconds = round(time.monotonic() - started, 3)
     return report
+
+
+def _selection(config: Config, options: DistillOptions, agents: Sequence[str]) -> Any:
+    return select(
+        agents,
+        days=options.days or config.window_days,
+        sessions=options.sessions or config.max_sessions,
+        quiet_minutes=config.quiet_minutes,
+        exclude=config.exclude_projects,
+        keep_names=options.verbose,
+    )
+
+
+def _nothing_to_do(config: Config, options: DistillOptions, report: Report) -> bool:
+    """The no-op fast path: when every selected transcript and prompt history is unchanged
+    (one ``stat`` each) and the render stamp matches, fill ``report`` and return ``True``
+    without importing SQLAlchemy, reading a transcript byte or writing anything. Any doubt
+    (no store, another schema revision, an error) returns ``False``: the normal path runs."""
+    import sqlite3
+
+    from habitus.store.readonly import Peek
+
+    db = default_db_path()
+    if not db.is_file():
+        return False
+    try:
+        peek = Peek(db)
+    except sqlite3.Error:
+        return False
+    try:
+        if peek.revision() != HEAD_REVISION:
+            return False
+        selection = _selection(config, options, report.agents)
+        ids = [file_id(f.agent, f.rel) for f in selection.files]
+        history_ids = {agent: file_id(agent, f"history:{name}") for agent, (name, _) in HISTORIES.items() if agent in selection.homes}
+        states = peek.file_states([*ids, *history_ids.values()])
+        for file, ident in zip(selection.files, ids, strict=True):
+            if plan(file, states.get(ident)).status != "unchanged":
+                return False
+        for agent, ident in history_ids.items():
+            path = selection.homes[agent] / HISTORIES[agent][0]
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue
+            known = states.get(ident)
+            if known is None or (known["size"], known["mtime"], known["inode"]) != (st.st_size, st.st_mtime, st.st_ino):
+                return False
+        if peek.get_state("render_stamp") != render_stamp(config, peek.beliefs_stamp()):
+            return False
+    except (sqlite3.Error, OSError):
+        return False
+    finally:
+        peek.close()
+    report.files_selected = len(selection.files)
+    report.files_read = {"unchanged": len(selection.files)} if selection.files else {}
+    report.skipped = dict(selection.skipped_counts)
+    report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
+    target = claude_home() / "CLAUDE.md"
+    try:
+        current = current_block(target.read_bytes(), name=str(target)) if target.exists() else None
+    except HabitusError:
+        return False
+    chars = len(current) if current else 0
+    entries = max(0, sum(1 for line in (current or "").splitlines() if line.startswith("- ")) - 1)
+    report.block = {"path": str(target), "before": chars, "after": chars, "limit": config.max_block_chars, "entries": entries, "written": False, "reason": "nothing changed"}
+    report.ledger = {"path": str(config.ledger_dir()), "written": 0}
+    return True
 
 
 #: Two copies of one prompt (a transcript and a prompt history, or a re-log) are one turn when
@@ -239,6 +311,8 @@ class _Admission:
         return hit
 
     def _language(self, session: str, text: str) -> str | None:
+        from habitus.extract.language import detect
+
         """The language of a turn, detected for at most ``LANGUAGE_SAMPLES`` turns per
         session per run (the user's language is a majority over sessions; detecting every
         turn of a long session adds cost, not information)."""
@@ -252,6 +326,8 @@ class _Admission:
 
     def context(self, turn: Turn) -> None:
         """Keep an assistant turn (redacted) as context for extractors that want it."""
+        from habitus.redact import redact
+
         if turn.text:
             self.views.append(_view(turn, redact(turn.text, pii=self.config.redact_emails).text, None))
             self.roles[turn.id] = "assistant"
@@ -272,6 +348,8 @@ class _Admission:
 
     def admit(self, turns: Sequence[Turn], file_key: str, *, known: set[str] | None = None) -> None:
         """Store-ready rows for the new human turns among ``turns`` (one file's worth)."""
+        from habitus.redact import redact
+
         if known is None:
             fresh = [t for t in turns if t.id not in self._seen]
             known = self.store.known_turns(t.id for t in fresh) if fresh else set()
@@ -319,15 +397,12 @@ class _Admission:
 
 
 def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, report: Report, notify: Progress) -> None:
+    from habitus.beliefs import BeliefMerger
+    from habitus.extract.language import language_candidate
+    from habitus.extract.validate import validate
+
     days = options.days or config.window_days
-    selection = select(
-        report.agents,
-        days=days,
-        sessions=options.sessions or config.max_sessions,
-        quiet_minutes=config.quiet_minutes,
-        exclude=config.exclude_projects,
-        keep_names=options.verbose,
-    )
+    selection = _selection(config, options, report.agents)
     report.files_selected = len(selection.files)
     report.skipped = dict(selection.skipped_counts)
     report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
@@ -500,7 +575,14 @@ def block_entries(store: Store) -> list[Entry]:
 
 def render(store: Store, config: Config, report: Report, *, dry_run: bool) -> None:
     """Render the ledger and the ``CLAUDE.md`` block; with ``dry_run`` only measure what the
-    block would become. Fills ``report.block`` and ``report.ledger``."""
+    block would become. Fills ``report.block`` and ``report.ledger``, and keeps the render
+    stamp (see :mod:`habitus.render.stamp`) so an unchanged re-run can skip all of this."""
+    _render(store, config, report, dry_run=dry_run)
+    if not dry_run and not report.block.get("refused"):
+        store.set_state("render_stamp", render_stamp(config, store.beliefs_stamp()))
+
+
+def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> None:
     ledger_dir = config.ledger_dir()
     backups = user_dir() / "backups"
     language = config.language if config.language != "auto" else "en"
@@ -539,6 +621,8 @@ def render(store: Store, config: Config, report: Report, *, dry_run: bool) -> No
         report.block["reason"] = "dry run"
         return
     beliefs = store.beliefs()
+    from habitus.render.ledger import render_ledger
+
     ledger = render_ledger(ledger_dir, beliefs, store.evidence_for(b["id"] for b in beliefs), backup_dir=backups)
     report.ledger = {"path": str(ledger_dir), "written": len(ledger.written), "unchanged": ledger.unchanged, "archived": len(ledger.archived)}
     if report.block.get("refused"):

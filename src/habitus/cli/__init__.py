@@ -52,9 +52,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from habitus.cli import config_cmd, distill, inspect, redact_cmd, review, status
+    from habitus.cli import config_cmd, distill, eval_cmd, inspect, redact_cmd, review, status
 
-    for module in (distill, review, inspect, status, config_cmd, redact_cmd):
+    for module in (distill, review, inspect, status, config_cmd, redact_cmd, eval_cmd):
         for command in module.COMMANDS:
             cli.add_command(command)
 

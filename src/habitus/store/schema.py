@@ -120,3 +120,11 @@ events = Table(
     Column("detail", Text),
     Index("ix_events_kind_at", "kind", "at"),
 )
+
+#: Small facts kept between runs, e.g. the stamp of the last render (migration 0002).
+state = Table(
+    "state",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)

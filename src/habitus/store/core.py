@@ -1,15 +1,11 @@
-"""The store: the only code that writes SQL. A SQLite file in ``$HABITUS_HOME`` by default.
-
-:class:`Store` owns one connection, runs the Alembic migrations on open, and exposes small,
-named operations. SQL is SQLAlchemy Core with portable constructs only (no SQLite-only SQL),
-so a PostgreSQL URL works the same way.
-"""
+""":class:`Store`: owns one SQLAlchemy connection, runs the Alembic migrations on open, and
+exposes small, named operations. SQL is SQLAlchemy Core with portable constructs only (no
+SQLite-only SQL), so a PostgreSQL URL works the same way."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,27 +13,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from habitus.errors import NotFoundError, StoreError
-from habitus.store.schema import beliefs, events, evidence, files, turns
+from habitus.store import HEAD_REVISION, default_db_path, now_iso
+from habitus.store.schema import beliefs, events, evidence, files, state, turns
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _BATCH = 500
-
-#: The newest migration. Opening a store already at this revision skips Alembic entirely
-#: (importing it costs more than an unchanged re-run should); a test keeps it equal to
-#: Alembic's own head.
-HEAD_REVISION = "0001_initial"
-
-
-def now_iso() -> str:
-    """The current time as ISO-8601 UTC with milliseconds and ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def default_db_path() -> Path:
-    """``$HABITUS_HOME/habitus.db`` (the platform user data dir when unset)."""
-    from habitus.paths import user_dir
-
-    return user_dir() / "habitus.db"
 
 
 class Store:
@@ -306,6 +286,25 @@ class Store:
         out = dict(row)
         out["detail"] = json.loads(out["detail"]) if out["detail"] else None
         return out
+
+    def get_state(self, key: str) -> str | None:
+        """A value kept between runs, or ``None``."""
+        return self.conn.execute(sa.select(state.c.value).where(state.c.key == key)).scalar_one_or_none()
+
+    def set_state(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key``; writes nothing when it is already there."""
+        current = self.get_state(key)
+        if current == value:
+            return
+        if current is None:
+            self.conn.execute(sa.insert(state).values(key=key, value=value))
+        else:
+            self.conn.execute(sa.update(state).where(state.c.key == key).values(value=value))
+
+    def beliefs_stamp(self) -> str:
+        """Changes whenever any belief changes: count and newest ``updated_at``."""
+        count, newest = self.conn.execute(sa.select(sa.func.count(), sa.func.max(beliefs.c.updated_at))).one()
+        return f"{count}:{newest or ''}"
 
     def status_counts(self) -> dict[str, int]:
         """Number of beliefs by status."""
