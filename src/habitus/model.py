@@ -52,6 +52,7 @@ class Turn:
     reason: str | None = None
     end_line: int | None = None
     merged_lines: tuple[int, ...] = ()
+    language: str | None = None
 
     @property
     def is_human(self) -> bool:

@@ -325,14 +325,13 @@ class _Admission:
         return found
 
     def context(self, turn: Turn) -> None:
-        """Keep an assistant turn (redacted) as context for extractors that want it."""
-        from habitus.redact import redact
-
+        """Keep an assistant turn (already redacted by the reader) as context for extractors
+        that want it."""
         if turn.text:
-            self.views.append(_view(turn, redact(turn.text, pii=self.config.redact_emails).text, None))
+            self.views.append(_view(turn, turn.text, None))
             self.roles[turn.id] = "assistant"
 
-    def admit_all(self, batches: Sequence[tuple[Sequence[Turn], str]]) -> None:
+    def admit_all(self, batches: Sequence[tuple[Sequence[Turn], str]], *, redacted: bool = False) -> None:
         """:meth:`admit` for many files' human turns, ids looked up in one query."""
         ids = {t.id for turns, _ in batches for t in turns}
         known = self.store.known_turns(ids) if ids else set()
@@ -344,10 +343,12 @@ class _Admission:
         for row in self.store.turns_with_keys(keys):
             self._times.setdefault((row["agent"], row["text_key"]), []).append((row["path"] == HISTORY_PATH, _epoch(row["timestamp"])))
         for turns, file_key in batches:
-            self.admit(turns, file_key, known=known)
+            self.admit(turns, file_key, known=known, redacted=redacted)
 
-    def admit(self, turns: Sequence[Turn], file_key: str, *, known: set[str] | None = None) -> None:
-        """Store-ready rows for the new human turns among ``turns`` (one file's worth)."""
+    def admit(self, turns: Sequence[Turn], file_key: str, *, known: set[str] | None = None, redacted: bool = False) -> None:
+        """Store-ready rows for the new human turns among ``turns`` (one file's worth);
+        ``redacted`` says their text was already redacted (and languages detected) by the
+        reader, else it is done here."""
         from habitus.redact import redact
 
         if known is None:
@@ -361,12 +362,16 @@ class _Admission:
             if self.config.exclude_projects and project_excluded(self.config.exclude_projects, cwd=turn.cwd):
                 self.excluded += 1
                 continue
-            key = prompt_key(turn.text)
+            if not redacted:
+                cleaned = redact(turn.text, pii=self.config.redact_emails)
+                turn.text = cleaned.text
+            key = prompt_key(turn.text)  # of the redacted text, like the reader-redacted turns
             if self._same_prompt(turn, key):
                 self.stats.duplicates += 1
                 continue
-            cleaned = redact(turn.text, pii=self.config.redact_emails)
-            self.redactions.update(cleaned.counts)
+            if not redacted:
+                self.redactions.update(cleaned.counts)
+                turn.language = self._language(turn.session_id, turn.text)
             project = project_key(turn.cwd)
             session = turn.session_id or f"history:{project or ''}:{(turn.timestamp or '')[:10]}"
             self.rows.append(
@@ -384,13 +389,13 @@ class _Admission:
                     "cwd": turn.cwd,
                     "project": project,
                     "kind": turn.kind,
-                    "text": cleaned.text,
+                    "text": turn.text,
                     "text_key": key,
-                    "language": self._language(session, cleaned.text),
+                    "language": turn.language,
                     "run_id": self.run_id,
                 }
             )
-            view = _view(turn, cleaned.text, project)
+            view = _view(turn, turn.text, project)
             view.session_id = session
             self.views.append(view)
             self.roles[turn.id] = "human"
@@ -417,12 +422,13 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
     plans = [plan(f, states.get(file_id(f.agent, f.rel))) for f in selection.files]
     human: list[tuple[list[Turn], str]] = []
     new_states: list[dict[str, Any]] = []
-    for index, result in enumerate(read_files(plans, context=extractor.wants_context)):
+    for index, result in enumerate(read_files(plans, context=extractor.wants_context, redact_emails=config.redact_emails)):
         file = result.plan.file
         read_counts[result.plan.status] += 1
         if result.plan.status == "rewritten":
             report.rewritten.append(f"{file.agent}:{file.rel}")
         stats.add(result.stats)
+        admission.redactions.update(result.redactions)
         for turn in result.assistant:
             admission.context(turn)
         human.append((result.human, file_id(file.agent, file.rel)))
@@ -430,7 +436,7 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
         if state is not None and state != result.plan.state:
             new_states.append(state)
         notify("file", {"index": index + 1, "total": len(plans), "path": file.rel, "status": result.plan.status})
-    admission.admit_all(human)
+    admission.admit_all(human, redacted=True)
     store.save_file_states(new_states, states)
     changed = bool(new_states)
 

@@ -14,8 +14,9 @@ consumed prefix, so checking a grown file reads at most 128 KiB of what was alre
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from habitus.model import ReadStats, Turn, stable_id
@@ -112,6 +113,8 @@ class FileResult:
     offset: int
     line: int
     session_id: str | None
+    redactions: Counter[str] = field(default_factory=Counter)
+    redacted: bool = False
 
     def new_state(self, *, now: str) -> dict[str, Any] | None:
         """The ``files`` row after this read, or ``None`` when nothing changed."""
@@ -138,10 +141,34 @@ class FileResult:
         }
 
 
-def read_file(source: Source, file_plan: FilePlan, *, context: bool = False) -> FileResult:
+#: Turns per file whose language is detected: the user's language is a majority over
+#: sessions, and detecting every turn of a long session adds cost, not information.
+LANGUAGE_SAMPLES = 5
+
+
+def redact_result(result: FileResult, *, emails: bool = False) -> None:
+    """Redact every kept turn's text in place (the first thing done with text after reading,
+    DESIGN.md step 3), count redactions by rule, and detect the language of up to
+    ``LANGUAGE_SAMPLES`` human turns."""
+    from habitus.extract.language import detect
+    from habitus.redact import redact
+
+    detected = 0
+    for turn in (*result.human, *result.assistant):
+        cleaned = redact(turn.text, pii=emails)
+        turn.text = cleaned.text
+        result.redactions.update(cleaned.counts)
+        if turn.is_human and detected < LANGUAGE_SAMPLES:
+            turn.language = detect(turn.text[:400])
+            detected += turn.language is not None
+    result.redacted = True
+
+
+def read_file(source: Source, file_plan: FilePlan, *, context: bool = False, redact_emails: bool | None = None) -> FileResult:
     """Read the unread part of one file (nothing when unchanged) and keep what a run needs:
-    human turns, and assistant turns when ``context``. Never raises for bad content; an
-    unreadable file gives an empty result with ``bad_lines['unreadable_file']`` counted."""
+    human turns, and assistant turns when ``context``; with ``redact_emails`` not ``None``
+    their text is redacted here (see :func:`redact_result`). Never raises for bad content;
+    an unreadable file gives an empty result with ``bad_lines['unreadable_file']`` counted."""
     stats = ReadStats()
     human: list[Turn] = []
     assistant: list[Turn] = []
@@ -158,14 +185,17 @@ def read_file(source: Source, file_plan: FilePlan, *, context: bool = False) -> 
     except OSError:
         stats.bad_lines["unreadable_file"] += 1
         reader.stream.offset, reader.stream.line = file_plan.offset, file_plan.line
-    return FileResult(file_plan, human, assistant, stats, reader.stream.offset, reader.stream.line, session)
+    result = FileResult(file_plan, human, assistant, stats, reader.stream.offset, reader.stream.line, session)
+    if redact_emails is not None:
+        redact_result(result, emails=redact_emails)
+    return result
 
 
-def _read_task(args: tuple[str, FilePlan, bool]) -> FileResult:
+def _read_task(args: tuple[str, FilePlan, bool, bool | None]) -> FileResult:
     from habitus.sources import SOURCES
 
-    agent, file_plan, context = args
-    return read_file(SOURCES[agent], file_plan, context=context)
+    agent, file_plan, context, redact_emails = args
+    return read_file(SOURCES[agent], file_plan, context=context, redact_emails=redact_emails)
 
 
 #: A first scan reads in parallel (a process per core, up to 4) when it has at least this many
@@ -173,7 +203,9 @@ def _read_task(args: tuple[str, FilePlan, bool]) -> FileResult:
 PARALLEL_MIN_BYTES = 48 * 1024 * 1024
 
 
-def read_files(plans: list[FilePlan], *, context: bool = False, workers: int | None = None) -> Iterator[FileResult]:
+def read_files(
+    plans: list[FilePlan], *, context: bool = False, redact_emails: bool | None = None, workers: int | None = None
+) -> Iterator[FileResult]:
     """Read every planned file, in a process pool when the unread bytes reach
     ``PARALLEL_MIN_BYTES`` and the machine has more than one core, else in this process.
     Results come in completion order (largest files are started first)."""
@@ -189,7 +221,7 @@ def read_files(plans: list[FilePlan], *, context: bool = False, workers: int | N
             yield FileResult(p, [], [], ReadStats(), p.offset, p.line, None)
     if cores < 2 or pending_bytes < PARALLEL_MIN_BYTES or len(todo) < 2:
         for p in todo:
-            yield read_file(SOURCES[p.file.agent], p, context=context)
+            yield read_file(SOURCES[p.file.agent], p, context=context, redact_emails=redact_emails)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -197,6 +229,6 @@ def read_files(plans: list[FilePlan], *, context: bool = False, workers: int | N
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     todo.sort(key=lambda p: p.file.size - p.offset, reverse=True)
     with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method)) as pool:
-        futures = [pool.submit(_read_task, (p.file.agent, p, context)) for p in todo]
+        futures = [pool.submit(_read_task, (p.file.agent, p, context, redact_emails)) for p in todo]
         for future in as_completed(futures):
             yield future.result()

@@ -1,0 +1,135 @@
+"""Hostile input: every bad line is skipped and counted, nothing crashes, nothing good is
+lost (FORMATS.md section 6). Covers each reader, the line streamer and a whole distill."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from habitus.config import Config
+from habitus.model import ReadStats
+from habitus.pipeline import DistillOptions, distill
+from habitus.sources import SOURCES
+from habitus.sources.base import MAX_LINE_BYTES, LineStream, TranscriptFile
+from habitus.sources.discover import select
+
+GOOD = {
+    "claude": lambda n: json.dumps({"type": "user", "uuid": f"u-{n}", "sessionId": "s", "timestamp": "2026-11-01T00:00:00.000Z", "message": {"role": "user", "content": f"good prompt number {n}"}}),
+    "codex": lambda n: json.dumps({"timestamp": f"2026-11-01T00:00:{n % 60:02d}.000Z", "type": "event_msg", "payload": {"type": "user_message", "message": f"good prompt number {n}", "images": []}}),
+    "droid": lambda n: json.dumps({"type": "message", "id": f"m{n}", "timestamp": "2026-11-01T00:00:00.000Z", "message": {"role": "user", "content": [{"type": "text", "text": f"good prompt number {n}"}]}}),
+}
+HEAD = {
+    "claude": None,
+    "codex": json.dumps({"timestamp": "2026-11-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "cwd": "/w"}}),
+    "droid": json.dumps({"type": "session_start", "id": "d1", "title": "t", "cwd": "/w"}),
+}
+
+#: Bad lines made from a good line of the agent (so they pass its byte pre-filter and must be
+#: parsed), with the reason each must be counted under.
+BAD_LINES = [
+    (lambda good: good[:-5], "invalid_json"),  # a partial write
+    (lambda good: good + good, "two_objects"),
+    (lambda good: good[:-2] + b"\x00\x00" + good[-2:], "nul_bytes"),
+    (lambda good: b"[" + good + b"]", "not_an_object"),
+    (lambda good: b"\xff\xfe" + good, "invalid_json"),  # invalid UTF-8 before the object
+]
+
+
+def _read(agent: str, path: Path, stats: ReadStats, everything: bool = False) -> list:
+    st_ = path.stat()
+    file = TranscriptFile(agent, path, path.name, st_.st_size, st_.st_mtime, st_.st_ino, "0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
+    return list(SOURCES[agent].read(LineStream(path, stats), file, stats, everything=everything))
+
+
+@pytest.mark.parametrize("agent", sorted(GOOD))
+@pytest.mark.parametrize("everything", [False, True])
+def test_bad_lines_are_counted_and_good_ones_kept(tmp_path: Path, agent: str, everything: bool) -> None:
+    lines = [HEAD[agent].encode()] if HEAD[agent] else []
+    for n, (make_bad, _) in enumerate(BAD_LINES):
+        lines.append(GOOD[agent](n).encode())
+        lines.append(make_bad(GOOD[agent](1000 + n).encode()))
+    lines.append(b"   ")  # blank: counted when every line is parsed
+    lines.append(GOOD[agent](99).encode())
+    path = tmp_path / "0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    stats = ReadStats()
+    turns = _read(agent, path, stats, everything)
+    assert [t.text for t in turns if t.kept] == [f"good prompt number {n}" for n in [*range(len(BAD_LINES)), 99]]
+    expected: dict[str, int] = {}
+    for _, reason in BAD_LINES:
+        expected[reason] = expected.get(reason, 0) + 1
+    if everything:
+        expected["blank"] = 1  # the pre-filter skips a blank line unparsed: it holds no text
+    assert {k: v for k, v in stats.bad_lines.items() if v} == expected
+    assert stats.lines == len(lines)
+
+
+def test_lone_surrogates_and_invalid_utf8_are_repaired(tmp_path: Path) -> None:
+    path = tmp_path / "0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    path.write_bytes(
+        b'{"type":"user","uuid":"a","message":{"content":"emoji cut \\ud83d here"}}\n'
+        b'{"type":"user","uuid":"b","message":{"content":"latin1 \xe9t\xe9 here"}}\n'
+    )
+    stats = ReadStats()
+    turns = [t for t in _read("claude", path, stats) if t.kept]
+    assert [t.text for t in turns] == ["emoji cut \ufffd here", "latin1 \ufffdt\ufffd here"]
+    for turn in turns:
+        turn.text.encode("utf-8")  # no lone surrogate survives
+    assert stats.bad_lines == {"repaired_surrogates": 1, "repaired_utf8": 1}
+
+
+def test_line_over_10_mb_is_skipped_without_losing_the_next(tmp_path: Path) -> None:
+    path = tmp_path / "0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    huge = b'{"type":"user","message":{"content":"' + b"x" * (MAX_LINE_BYTES + 10) + b'"}}'
+    good = GOOD["claude"](1).encode()
+    path.write_bytes(good + b"\n" + huge + b"\n" + good.replace(b"u-1", b"u-2") + b"\n")
+    stats = ReadStats()
+    turns = [t for t in _read("claude", path, stats) if t.kept]
+    assert [t.line for t in turns] == [1, 3]
+    assert stats.bad_lines == {"line_too_long": 1}
+    assert stats.bytes_read == path.stat().st_size
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(junk=st.lists(st.binary(max_size=300), max_size=12), agent=st.sampled_from(sorted(GOOD)))
+def test_fuzz_random_bytes_never_crash(tmp_path: Path, junk: list[bytes], agent: str) -> None:
+    path = tmp_path / f"{agent}-fuzz.jsonl"
+    parts = [HEAD[agent].encode()] if HEAD[agent] else []
+    for n, blob in enumerate(junk):
+        parts.append(GOOD[agent](n).encode())
+        parts.append(blob.replace(b"\n", b" "))
+    path.write_bytes(b"\n".join(parts) + b"\n")
+    for everything in (False, True):
+        stats = ReadStats()
+        turns = _read(agent, path, stats, everything)
+        kept = [t.text for t in turns if t.kept]
+        for n in range(len(junk)):
+            assert f"good prompt number {n}" in kept
+        assert stats.lines == path.read_bytes().count(b"\n")
+
+
+def test_folder_of_100000_files_and_hostile_entries(isolated_home: Path) -> None:
+    projects = isolated_home / ".claude" / "projects"
+    crowd = projects / "-crowd"
+    crowd.mkdir(parents=True)
+    for i in range(100_000):
+        (crowd / f"{i:08x}-0000-4000-8000-000000000000.jsonl").touch()
+    os.utime(crowd, None)
+    (projects / "-loop").symlink_to(projects, target_is_directory=True)  # a symlink loop
+    (crowd / "aaaaaaaa-0000-4000-8000-000000000000.jsonl.broken").symlink_to("/nonexistent")
+    (crowd / "bbbbbbbb-0000-4000-8000-000000000000.jsonl").symlink_to("/nonexistent/target")
+    old = 1_600_000_000
+    for path in list(crowd.iterdir())[:5]:
+        if path.is_file():
+            os.utime(path, (old, old))
+    selection = select(["claude"], days=100000, sessions=20, quiet_minutes=0)
+    assert len(selection.files) == 20
+    assert selection.skipped_counts["over_session_cap"] >= 99_975
+    assert selection.skipped_counts["unreadable"] == 1
+    report = distill(DistillOptions(days=100000, sessions=50), config=Config(quiet_minutes=0))
+    assert report.files_read == {"new": 50} and report.bad_lines == {}
