@@ -174,9 +174,8 @@ class BeliefMerger:
             slug = f"{slug}-{ident[:6]}"
         scope = "global"
         if cand.scope.startswith("project"):
-            projects = {turns[t].get("project") for t in cand.evidence if t in turns}
-            projects.discard(None)
-            scope = f"project:{sorted(projects)[0]}" if projects else "project"
+            projects = sorted({str(turns[t]["project"]) for t in cand.evidence if t in turns and turns[t].get("project")})
+            scope = f"project:{projects[0]}" if projects else "project"
         row = {
             "id": ident,
             "key": cand.key,
@@ -254,7 +253,7 @@ class BeliefMerger:
         rows = self.store.evidence_for([bid]).get(bid, [])
         sessions = len({(e["agent"], e["session_id"]) for e in rows})
         explicit = bool(belief["explicit"]) or any(e["explicit"] for e in rows)
-        values = {
+        values: dict[str, Any] = {
             "sessions": sessions,
             "confidence": confidence(sessions, explicit),
             "explicit": explicit,

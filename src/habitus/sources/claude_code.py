@@ -104,7 +104,7 @@ def might_hold_text(raw: bytes, assistant: bool = False) -> bool:
     return raw.rfind(b'"type":"text"') > last_tool or raw.rfind(b'"type": "text"') > last_tool
 
 
-def classify_text(text: str) -> tuple[str, str, str | None]:
+def classify_text(text: str) -> tuple[str, str, str | None]:  # (kind, text, reason)
     """Classify one user text block as ``(kind, text, reason)``.
 
     ``kind`` is ``human`` for typed prose (``reason`` ``None``), ``command`` / ``bash`` /
@@ -282,7 +282,8 @@ class ClaudeCodeSource:
             if kind == "assistant":
                 if not want_assistant:
                     continue
-                message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+                found = obj.get("message")
+                message: dict[str, Any] = found if isinstance(found, dict) else {}
                 msg_id = message.get("id") or obj.get("uuid")
                 text, block_kinds = _assistant_text(message.get("content"))
                 if pending is not None and pending_msg == msg_id and msg_id:
@@ -359,6 +360,9 @@ class ClaudeCodeSource:
                 yield self._line_turn(file, line_no, start, raw, obj, "empty", "empty")
             return
         for index, block in enumerate(blocks):
+            kind: str
+            text: str
+            reason: str | None
             if not isinstance(block, dict):
                 kind, text, reason = "unknown_block", "", "unknown_block"
             else:
@@ -399,6 +403,7 @@ class ClaudeCodeSource:
         origin = attachment.get("origin") if isinstance(attachment.get("origin"), dict) else {}
         prompt = attachment.get("prompt")
         text = prompt if isinstance(prompt, str) else _tool_text(prompt)
+        reason: str | None
         if origin and origin.get("kind") not in (None, "human"):
             kind, text, reason = "queued_non_human", text, "queued_non_human"
         else:

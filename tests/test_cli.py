@@ -1,0 +1,80 @@
+"""The command line: every command has help, the README's commands run, errors map to the
+documented exit codes (1 expected error, 2 usage)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO, install_examples, run_cli, run_json
+
+COMMANDS = ["distill", "candidates", "approve", "reject", "revoke", "inspect", "status", "config", "redact", "eval"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command: str) -> None:
+    out = run_cli(command, "--help").stdout
+    assert f"Usage: habitus {command}" in out and len(out.splitlines()) > 3
+
+
+def test_top_level_help_and_version() -> None:
+    out = run_cli("--help").stdout
+    for command in COMMANDS:
+        assert re.search(rf"^\s+{command}\b", out, re.M), command
+    assert run_cli("--version").stdout.startswith("habitus, version ")
+
+
+def readme_commands() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Using it on your own transcripts", 1)[1].split("```", 2)[1]
+    return [line.split("#")[0].strip() for line in block.splitlines() if line.strip().startswith("habitus ")]
+
+
+def test_readme_commands_run(isolated_home: Path) -> None:
+    install_examples(isolated_home)
+    commands = readme_commands()
+    assert len(commands) >= 10
+    for line in commands:
+        args = line.split()[1:]
+        if args[0] in ("approve", "reject", "revoke"):
+            items = run_json("candidates", "--status", "all")
+            target = next(i for i in items if i["status"] == {"approve": "proposed", "reject": "approved", "revoke": "approved"}[args[0]])
+            args = [args[0], target["id"][:8]]
+        elif args[0] == "inspect":
+            args = ["inspect", str(next((isolated_home / ".claude" / "projects").rglob("*.jsonl")))]
+        elif args[0] == "redact":
+            sample = isolated_home / "note.txt"
+            sample.write_text("token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + "\n")
+            args = ["redact", str(sample), "--report"]
+        proc = run_cli(*args, check=False)
+        assert proc.returncode == 0, (line, proc.stderr)
+
+
+def test_bad_config_is_a_clear_error(isolated_home: Path) -> None:
+    Path(os.environ["HABITUS_CONFIG"]).write_text("window_dayz = 3\n")
+    proc = run_cli("distill", "--dry-run", check=False)
+    assert proc.returncode == 1
+    assert "unknown key 'window_dayz'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    proc = run_cli("distill", "--days", "zero", check=False)
+    assert proc.returncode == 2
+    proc = run_cli("candidates", "--status", "nonsense", check=False)
+    assert proc.returncode == 1 and "unknown status" in proc.stderr
+
+
+def test_inspect_missing_file_is_an_error(tmp_path: Path) -> None:
+    proc = run_cli("inspect", str(tmp_path / "nope.jsonl"), check=False)
+    assert proc.returncode == 1 and "no such file" in proc.stderr
+
+
+def test_status_and_config_json(isolated_home: Path) -> None:
+    install_examples(isolated_home)
+    run_cli("distill")
+    status = run_json("status")
+    assert status["beliefs"]["approved"] >= 4 and status["files"] == 5 and status["block"]["chars"] > 0
+    config = run_json("config")
+    assert {row["key"] for row in config["keys"]} >= {"window_days", "auto_approve", "max_block_chars"}
