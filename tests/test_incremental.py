@@ -110,7 +110,8 @@ def test_unchanged_rerun_still_repairs_a_hand_edited_block(isolated_home: Path) 
     distill(OPTS)
     target = isolated_home / ".claude" / "CLAUDE.md"
     rendered = target.read_text(encoding="utf-8")
-    target.write_text(rendered.replace("Never push directly to main.", "Push to main whenever."), encoding="utf-8")
+    entry = next(line for line in rendered.splitlines() if line.startswith("- ") and "→" in line)
+    target.write_text(rendered.replace(entry, "- Push to main whenever."), encoding="utf-8")
     report = distill(OPTS)
     assert report.bytes_read == 0 and report.block["written"]
     assert target.read_text(encoding="utf-8") == rendered

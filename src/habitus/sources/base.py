@@ -23,6 +23,8 @@ from habitus.model import ReadStats, Turn
 #: screenshots reach 1 MB; 10 MB is the largest buffer other parsers needed).
 MAX_LINE_BYTES = 10 * 1024 * 1024
 _CHUNK = 1024 * 1024
+#: Block size for :meth:`LineStream.select` (bytes).
+_SELECT_BLOCK = 4 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -150,6 +152,89 @@ class LineStream:
         finally:
             stats.bytes_read += self.offset - first_offset
             stats.lines += self.line - first_line
+
+
+    def select(self, needles: tuple[bytes, ...], *, first: bool = False) -> Iterator[tuple[int, int, bytes]]:
+        """Like iterating, but yield only the lines that contain one of ``needles`` (and line
+        1 when ``first``): the file is read in large blocks and searched with ``bytes.find``,
+        so a line without a needle costs no Python work at all. ``offset``, ``line`` and the
+        stats end exactly as after a full iteration (over-long lines are counted, a partial
+        last line is left for the next run)."""
+        stats = self.stats
+        first_offset, first_line = self.offset, self.line
+        base, number = self.offset, self.line  # file offset of buf[0]; lines before it
+        limit = self.max_line
+        buf = b""
+        skipping = False  # inside an over-long line whose start was dropped
+        try:
+            with open_binary(self.path) as fh:
+                if base:
+                    if self.path.suffix == ".zst":
+                        _discard(fh, base)
+                    else:
+                        fh.seek(base)
+                while True:
+                    block = fh.read(_SELECT_BLOCK)
+                    if not block:
+                        break
+                    buf = buf + block if buf else block
+                    end = buf.rfind(b"\n")
+                    if skipping:
+                        cut = buf.find(b"\n")
+                        if cut < 0:
+                            base += len(buf)
+                            buf = b""
+                            continue
+                        base += cut + 1
+                        number += 1
+                        stats.bad_lines["line_too_long"] += 1
+                        self.offset, self.line = base, number
+                        buf = buf[cut + 1 :]
+                        skipping = False
+                        end = buf.rfind(b"\n")
+                    if end < 0:
+                        if len(buf) > limit:
+                            skipping = True
+                            base += len(buf)
+                            buf = b""
+                        continue
+                    yield from self._matches(buf, end, base, number, needles, first and number == 0)
+                    number += buf.count(b"\n", 0, end + 1)
+                    base += end + 1
+                    self.offset, self.line = base, number
+                    buf = buf[end + 1 :]
+                    if len(buf) > limit:
+                        skipping = True
+                        base += len(buf)
+                        buf = b""
+        finally:
+            stats.bytes_read += self.offset - first_offset
+            stats.lines += self.line - first_line
+
+    def _matches(
+        self, buf: bytes, end: int, base: int, number: int, needles: tuple[bytes, ...], first: bool
+    ) -> Iterator[tuple[int, int, bytes]]:
+        """The lines of ``buf[: end + 1]`` (complete lines) holding a needle, in order."""
+        starts: set[int] = {0} if first else set()
+        for needle in needles:
+            at = buf.find(needle, 0, end)
+            while at >= 0:
+                start = buf.rfind(b"\n", 0, at) + 1
+                starts.add(start)
+                stop = buf.find(b"\n", at, end + 1)
+                at = buf.find(needle, stop + 1, end)
+        counted, line = 0, number
+        for start in sorted(starts):
+            line += buf.count(b"\n", counted, start)
+            counted = start
+            stop = buf.find(b"\n", start, end + 1)
+            if stop - start > self.max_line:
+                self.stats.bad_lines["line_too_long"] += 1
+                continue
+            raw = buf[start:stop]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            yield line + 1, base + start, raw
 
 
 def _skip_rest(fh: IO[bytes], size: int) -> int:

@@ -267,7 +267,11 @@ class ClaudeCodeSource:
             stats.dropped[pending.kind] += 1
             return pending
 
-        for line_no, start, raw in stream:
+        if everything:
+            lines = iter(stream)
+        else:
+            lines = stream.select(_USER_NEEDLES + (_ASSISTANT_NEEDLES if want_assistant else ()))
+        for line_no, start, raw in lines:
             if not everything and not might_hold_text(raw, want_assistant):
                 continue
             obj = decode_line(raw, stats)

@@ -67,6 +67,9 @@ _MAX_DEPTH = 3
 #: Byte checks of the pre-filter. Quotes inside JSON strings are escaped, so these match only
 #: the structure of a line, never text quoted inside a prompt or a tool output.
 _USER_MESSAGE = b'"user_message"'
+#: Byte needles of every line the fast path looks at: prompts, user items, session meta,
+#: turn context (cwd) and turn ids (line 1 is always looked at: legacy files start bare).
+_FAST_NEEDLES = (_USER_MESSAGE, b'"user"', b'"session_meta"', b'"turn_context"', b'"turn_id"')
 _USER_MESSAGE_EVENT = re.compile(rb'"type"\s*:\s*"user_message"')
 _ROLE_USER = re.compile(rb'"role"\s*:\s*"user"')
 _ROLE_ASSISTANT = re.compile(rb'"role"\s*:\s*"assistant"')
@@ -367,7 +370,14 @@ class _Reader:
         if self.stream.start_offset > 0:
             self._load_first_line()
         everything = self.everything
-        for line_no, start, raw in self.stream:
+        if everything:
+            lines = iter(self.stream)
+        else:
+            # Only lines that can matter are handed to Python at all (see LineStream.select);
+            # _wanted then decides exactly as it would for every line.
+            needles = _FAST_NEEDLES + ((b'"assistant"',) if self.want_assistant else ())
+            lines = self.stream.select(needles, first=True)
+        for line_no, start, raw in lines:
             if b'"turn_id"' in raw:
                 found = _last(_TURN_ID, raw)
                 if found is not None:
