@@ -133,3 +133,44 @@ def test_folder_of_100000_files_and_hostile_entries(isolated_home: Path) -> None
     assert selection.skipped_counts["unreadable"] == 1
     report = distill(DistillOptions(days=100000, sessions=50), config=Config(quiet_minutes=0))
     assert report.files_read == {"new": 50} and report.bad_lines == {}
+
+
+def _fast_and_full(agent: str, path: Path) -> tuple[list, list, ReadStats, ReadStats]:
+    full_stats, fast_stats = ReadStats(), ReadStats()
+    full = [(t.line, t.start, t.text) for t in _read(agent, path, full_stats, everything=True) if t.kept]
+    fast = [(t.line, t.start, t.text) for t in _read(agent, path, fast_stats) if t.kept]
+    return full, fast, full_stats, fast_stats
+
+
+@pytest.mark.parametrize("block", [7, 64, 4096, 4 * 1024 * 1024])
+def test_select_matches_a_full_read_on_every_real_file(shared: Path, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block search yields the same human turns, line numbers and byte offsets as a
+    line-by-line read, whatever the block size (7 bytes forces every line across blocks)."""
+    import habitus.sources.base as base
+
+    monkeypatch.setattr(base, "_SELECT_BLOCK", block)
+    files = [("claude", p) for p in (shared / "transcripts" / "claude").rglob("*.jsonl") if p.stat().st_size < 600_000 or block > 4096]
+    files += [("codex", p) for p in (shared / "transcripts" / "codex").glob("*.jsonl") if p.stat().st_size < 600_000 or block > 4096]
+    for agent, path in files:
+        full, fast, full_stats, fast_stats = _fast_and_full(agent, path)
+        assert fast == full, path.name
+        assert fast_stats.lines == full_stats.lines and fast_stats.bytes_read == full_stats.bytes_read, path.name
+
+
+def test_select_handles_long_lines_crlf_and_partial_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import habitus.sources.base as base
+
+    monkeypatch.setattr(base, "_SELECT_BLOCK", 16)
+    path = tmp_path / "0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    good = GOOD["claude"]
+    long_line = b'{"type":"user","message":{"content":"' + b"y" * 400 + b'"}}'
+    data = good(1).encode() + b"\r\n" + long_line + b"\n" + b'{"type":"assistant"}\n' + good(2).encode() + b"\n" + good(3).encode()[:20]
+    path.write_bytes(data)
+    stats = ReadStats()
+    st_ = path.stat()
+    file = TranscriptFile("claude", path, path.name, st_.st_size, st_.st_mtime, st_.st_ino, "s")
+    stream = LineStream(path, stats, max_line=300)
+    kept = [(t.line, t.text) for t in SOURCES["claude"].read(stream, file, stats) if t.kept]
+    assert kept == [(1, "good prompt number 1"), (4, "good prompt number 2")]
+    assert stats.bad_lines == {"line_too_long": 1}
+    assert stream.line == 4 and stream.offset == len(data) - 20  # the partial tail waits
