@@ -33,7 +33,9 @@ def distill(days: int | None, sessions: int | None, agent: str | None, extractor
     if not as_json and sys.stderr.isatty():
         from rich.progress import Progress
 
-        bar = Progress(transient=True)
+        # No refresh thread: the scan may fork worker processes, and forking while a thread
+        # holds a lock can deadlock the child. The bar is refreshed on each event instead.
+        bar = Progress(transient=True, auto_refresh=False)
         task_ids: dict[str, Any] = {}
 
         def progress(event: str, data: dict[str, Any]) -> None:
@@ -41,7 +43,7 @@ def distill(days: int | None, sessions: int | None, agent: str | None, extractor
                 bar.start()
                 task_ids["scan"] = bar.add_task("reading transcripts", total=data["total"] or 1)
             elif event == "file":
-                bar.update(task_ids["scan"], completed=data["index"])
+                bar.update(task_ids["scan"], completed=data["index"], refresh=True)
             elif event == "extract":
                 bar.stop()
 
