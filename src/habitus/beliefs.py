@@ -3,7 +3,8 @@ score confidence, handle contradictions and supersession, apply the approval pol
 
 Rules and their sources:
 
-* exact duplicates merge by key, paraphrases by term overlap (seed 002, "Belief pipeline");
+* exact duplicates merge by key, paraphrases by weighted term overlap (seed 002, "Belief
+  pipeline"; :func:`habitus.extract.rules.same_rule`, also across runs);
 * a belief qualifies with ``min_occurrences`` distinct sessions, or once when explicit
   (seed 000 step 3); below that it stays ``observed`` and waits for more evidence;
 * confidence follows seed 003's table: 1-2 sessions 0.1-0.2, 3-4 sessions 0.3-0.5,
@@ -24,14 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from habitus.extract import Candidate
-from habitus.extract.rules import terms
+from habitus.extract.rules import same_rule, similarity, term_weights, terms
 from habitus.model import stable_id
 from habitus.store import Store, now_iso
 
 #: Statuses whose beliefs are live (may be superseded by a newer contradicting one).
 LIVE = ("observed", "proposed", "approved")
 STATUSES = ("observed", "proposed", "approved", "rejected", "superseded", "revoked")
-_SIMILAR = 0.6
 
 
 @dataclass
@@ -91,12 +91,6 @@ def _richer(new: str, old: str) -> bool:
     return marker in new.lower() and marker not in old.lower()
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)
-
-
 class BeliefMerger:
     """Merges candidates into the store for one run (see module docstring).
 
@@ -111,6 +105,7 @@ class BeliefMerger:
         self.now = now_iso()
         self._live = {b["id"]: b for b in store.beliefs(STATUSES)}
         self._terms = {bid: terms(b["text"]) for bid, b in self._live.items()}
+        self._before = set(self._live)  # beliefs from earlier runs: this run's own are grouped by key
 
     def merge(self, candidates: Sequence[Candidate], turns: Mapping[str, Mapping[str, Any]]) -> MergeResult:
         """Merge ``candidates`` (oldest evidence first) and apply the approval policy."""
@@ -153,18 +148,25 @@ class BeliefMerger:
         for belief in self._live.values():
             if belief["key"] == cand.key:
                 return belief
-        polarity = _polarity(cand.key)
-        if polarity in ("do", "never"):
+        if _polarity(cand.key) in ("do", "never"):
+            # A paraphrase of a rule learned in an earlier run (the extractor already gave one
+            # key to the paraphrases of this run): the rule extractor's similarity, weighted by
+            # how rare each term is among the beliefs of the same scope.
+            scope = cand.key.partition("@")[2]
             cand_terms = cand.terms or terms(cand.text)
+            pool = {
+                bid: self._terms[bid]
+                for bid, belief in self._live.items()
+                if bid in self._before and _polarity(belief["key"]) in ("do", "never") and belief["key"].partition("@")[2] == scope
+            }
+            weight = term_weights([*pool.values(), cand_terms])
             best, best_score = None, 0.0
-            for bid, belief in self._live.items():
-                if _polarity(belief["key"]) != polarity:
-                    continue
-                score = _jaccard(cand_terms, self._terms[bid])
-                if score > best_score:
-                    best, best_score = belief, score
-            if best is not None and best_score >= _SIMILAR:
-                return best
+            for bid, found in pool.items():
+                if same_rule(cand_terms, found, weight):
+                    score = similarity(cand_terms, found, weight)
+                    if score > best_score:
+                        best, best_score = self._live[bid], score
+            return best
         return None
 
     def _create(self, cand: Candidate, turns: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
