@@ -446,6 +446,13 @@ def test_daily_cap_stops_calls_and_status_reports_it(isolated_home: Path, tmp_pa
     assert "LLM DAILY CAP HIT" in run_cli("status").stdout
     dry = run_json("distill", "--dry-run")
     assert dry["llm_calls"] == 0 and len(server.requests) == 2
+    # The turns of the chunk that was not sent wait; with room under the cap (a new day, or a
+    # higher cap) the next run sends them, although no transcript changed.
+    (tmp_path / "config.toml").write_text('extractor = "llm"\nmodel = "habitus-test"\nmax_calls_per_day = 10\n', encoding="utf-8")
+    again = run_json("distill")
+    assert again["bytes_read"] == 0 and again["llm_calls"] == 1 and len(server.requests) == 3
+    last = run_json("distill")
+    assert last["llm_calls"] == 0 and len(server.requests) == 3
 
 
 def test_unknown_model_is_a_clean_error(isolated_home: Path, llm_env: Callable[..., ChatServer]) -> None:

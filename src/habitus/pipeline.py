@@ -9,6 +9,7 @@ changes nothing on disk. A run that finds nothing new writes nothing at all.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
@@ -234,6 +235,8 @@ def _nothing_to_do(config: Config, options: DistillOptions, report: Report) -> b
                 return False
         if peek.get_state("render_stamp") != render_stamp(config, peek.beliefs_stamp()):
             return False
+        if peek.get_state(f"deferred_turns:{report.extractor}") not in (None, "[]"):
+            return False  # turns wait for the extractor (an earlier LLM cap or failure)
     except (sqlite3.Error, OSError):
         return False
     finally:
@@ -456,7 +459,17 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
 
     # extract → validate → believe
     notify("extract", {"turns": len(admission.rows)})
+    deferred_key = f"deferred_turns:{getattr(extractor, 'name', 'rules')}"
+    waiting = json.loads(store.get_state(deferred_key) or "[]")
+    if waiting:  # turns an earlier run could not send (LLM daily cap, failed call)
+        for row in store.turns_by_ids(waiting).values():
+            view = TurnView(row["id"], row["session_id"], "user", row["kind"], row["text"], row["cwd"], row["timestamp"], row["agent"], row["project"])
+            admission.views.insert(0, view)
+            admission.roles[row["id"]] = "human"
     result = extractor.extract(admission.views, dry_run=options.dry_run)
+    if waiting or result.deferred:
+        store.set_state(deferred_key, json.dumps(sorted(set(result.deferred))))
+        changed = True
     report.llm_calls, report.llm_input_chars = result.calls, result.input_chars
     report.warnings.extend(result.notes)
     candidates: list[Candidate] = list(result.candidates)

@@ -54,13 +54,16 @@ class Candidate:
 
 @dataclass
 class ExtractResult:
-    """Candidates found, and candidates rejected by reason (counts only, never text)."""
+    """Candidates found, and candidates rejected by reason (counts only, never text).
+    ``deferred`` lists human turn ids the extractor could not look at this run (the LLM
+    daily cap, a failed call): the pipeline hands them over again on the next run."""
 
     candidates: list[Candidate] = field(default_factory=list)
     rejected: Counter[str] = field(default_factory=Counter)
     calls: int = 0
     input_chars: int = 0
     notes: list[str] = field(default_factory=list)
+    deferred: list[str] = field(default_factory=list)
 
 
 class Extractor(Protocol):

@@ -388,8 +388,9 @@ class LLMExtractor:
                 left = len(chunks) - index
                 result.notes.append(
                     f"LLM DAILY CAP HIT: {used} of max_calls_per_day={self.max_calls} calls used today; "
-                    f"{left} of {len(chunks)} chunk(s) were not sent and their turns were not extracted"
+                    f"{left} of {len(chunks)} chunk(s) were not sent; their turns wait for the next run"
                 )
+                result.deferred.extend(sorted({t for c in chunks[index:] for t in c.human}))
                 break
             chars = len(SYSTEM_PROMPT) + len(prompt)
             if self.store is not None:
@@ -405,6 +406,7 @@ class LLMExtractor:
             except LLMError as exc:
                 result.notes.append(f"LLM call {index + 1} of {len(chunks)} failed, no more calls this run: {exc}")
                 result.rejected["call_failed"] += 1
+                result.deferred.extend(sorted({t for c in chunks[index:] for t in c.human}))
                 break
             accepted, rejected = parse_answer(answer, chunk, roles)
             result.candidates.extend(accepted)
