@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,10 @@ def test_readme_commands_run(isolated_home: Path) -> None:
             args = [args[0], target["id"][:8]]
         elif args[0] == "inspect":
             args = ["inspect", str(next((isolated_home / ".claude" / "projects").rglob("*.jsonl")))]
+        elif args[0] == "eval":
+            corpus = isolated_home.parent / "corpus"
+            subprocess.run([sys.executable, str(REPO / "bench" / "make_eval.py"), "--out", str(corpus), "--seed", "1"], check=True, capture_output=True)
+            args = ["eval", str(corpus)]
         elif args[0] == "redact":
             sample = isolated_home / "note.txt"
             sample.write_text("token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + "\n")
