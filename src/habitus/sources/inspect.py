@@ -42,7 +42,8 @@ def inspect_path(path: Path, *, agent: str | None = None) -> tuple[list[Turn], R
     """Read all of ``path`` and return ``(turns, stats, agent)``: every line yields at least
     one turn; text is redacted, and dropped turns' text is cut to ``DROPPED_TEXT_CHARS``.
 
-    Raises :class:`SourceError` when the file cannot be read or the agent is unknown.
+    Raises :class:`SourceError` when the file cannot be read or the agent is unknown, and
+    :class:`ConfigError` for a bad config (``redact_emails`` is honoured).
     """
     if not path.is_file():
         raise SourceError(f"{path}: no such file")
@@ -54,12 +55,15 @@ def inspect_path(path: Path, *, agent: str | None = None) -> tuple[list[Turn], R
     stem = path.name.split(".")[0]
     hint = stem[-36:] if len(stem) >= 36 else stem
     file = TranscriptFile(agent, path, path.name, st.st_size, st.st_mtime, st.st_ino, hint, path.parent.name)
+    from habitus.config import load_config
+
+    emails = load_config().redact_emails
     stats = ReadStats()
     turns: list[Turn] = []
     try:
         for turn in source.read(LineStream(path, stats), file, stats, everything=True):
             text = turn.text if turn.kept else turn.text[:DROPPED_TEXT_CHARS]
-            turn.text = redact(text).text
+            turn.text = redact(text, pii=emails).text
             turns.append(turn)
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
