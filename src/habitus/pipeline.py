@@ -9,6 +9,7 @@ changes nothing on disk. A run that finds nothing new writes nothing at all.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -98,6 +99,7 @@ class Report:
         return asdict(self)
 
 
+@functools.lru_cache(maxsize=4096)
 def project_key(cwd: str | None) -> str | None:
     """The project a working directory belongs to: the git common dir's parent when the
     folder (or a parent) is a git checkout, so worktrees share one key; else ``cwd`` itself.

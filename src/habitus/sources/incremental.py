@@ -7,8 +7,8 @@ a fingerprint of the consumed prefix (seed 002 "Idempotency", seed 004 "byte-off
   say so; content-addressed turn ids keep a re-read from counting anything twice;
 * only complete lines are consumed: a last line without a newline waits for the next run.
 
-The fingerprint is SHA-256 over the consumed size and the first and last 64 KiB of the
-consumed prefix, so checking a grown file reads at most 128 KiB of what was already read.
+The fingerprint is SHA-256 over the consumed size and the first and last 16 KiB of the
+consumed prefix, so checking a grown file reads at most 32 KiB of what was already read.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from habitus.model import ReadStats, Turn, stable_id
 from habitus.sources.base import LineStream, Source, TranscriptFile
 
-_WINDOW = 64 * 1024
+_WINDOW = 16 * 1024
 
 
 def file_id(agent: str, rel: str) -> str:
@@ -31,7 +31,7 @@ def file_id(agent: str, rel: str) -> str:
 
 
 def fingerprint(file: TranscriptFile, offset: int) -> str:
-    """SHA-256 hex of ``offset`` and the first and last 64 KiB before ``offset``.
+    """SHA-256 hex of ``offset`` and the first and last 16 KiB before ``offset``.
 
     Compressed (``.zst``) files are fingerprinted by their compressed size only: they are
     archives, rewritten whole when they change. Raises ``OSError`` when unreadable."""

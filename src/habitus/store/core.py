@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from habitus.errors import NotFoundError, StoreError
 from habitus.store import HEAD_REVISION, default_db_path, now_iso
-from habitus.store.schema import beliefs, events, evidence, files, state, turns
+from habitus.store.schema import beliefs, events, evidence, files, metadata, state, turns
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _BATCH = 500
@@ -57,6 +57,14 @@ class Store:
         return cls(f"sqlite:///{path}")
 
     def _migrate(self) -> None:
+        if self.url == "sqlite://":
+            # A throwaway in-memory store (a dry run without a store): the tables come from
+            # the same metadata the migrations build, without importing Alembic.
+            metadata.create_all(self.conn)
+            self.conn.execute(sa.text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+            self.conn.execute(sa.text("INSERT INTO alembic_version VALUES (:v)"), {"v": HEAD_REVISION})
+            self.conn.commit()
+            return
         inspector = sa.inspect(self.conn)
         if inspector.has_table("alembic_version"):
             current = self.conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
