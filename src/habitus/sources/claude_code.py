@@ -149,6 +149,28 @@ def classify_text(text: str) -> tuple[str, str, str | None]:  # (kind, text, rea
     return "human", stripped, None
 
 
+def classify_block(block: Any) -> tuple[str, str, str | None]:
+    """Classify one content block of a user message as ``(kind, text, reason)``: ``text``
+    blocks by :func:`classify_text`, ``tool_result`` blocks by :func:`rejection_reason`,
+    images and anything else dropped (FORMATS.md 1.4: classify per block, not per line)."""
+    if not isinstance(block, dict):
+        return "unknown_block", "", "unknown_block"
+    btype = block.get("type")
+    if btype == "text":
+        value = block.get("text")
+        return classify_text(value if isinstance(value, str) else "")
+    if btype == "tool_result":
+        return rejection_reason(block.get("content"))
+    if btype == "image":
+        return "image", "", "image"
+    return "unknown_block", "", "unknown_block"
+
+
+def block_role(kind: str) -> str:
+    """``tool`` for what came back from a tool (output, rejections), else ``user``."""
+    return "tool" if kind in ("tool_output", "tool_rejected", "rejection") else "user"
+
+
 def rejection_reason(content: Any) -> tuple[str, str, str | None]:
     """Classify a ``tool_result`` block's content: ``("rejection", reason, None)`` when the
     human rejected the tool use and typed a reason (FORMATS.md 1.4), else a dropped kind."""
@@ -364,23 +386,8 @@ class ClaudeCodeSource:
                 yield self._line_turn(file, line_no, start, raw, obj, "empty", "empty")
             return
         for index, block in enumerate(blocks):
-            kind: str
-            text: str
-            reason: str | None
-            if not isinstance(block, dict):
-                kind, text, reason = "unknown_block", "", "unknown_block"
-            else:
-                btype = block.get("type")
-                if btype == "text":
-                    text_value = block.get("text")
-                    kind, text, reason = classify_text(text_value if isinstance(text_value, str) else "")
-                elif btype == "tool_result":
-                    kind, text, reason = rejection_reason(block.get("content"))
-                elif btype == "image":
-                    kind, text, reason = "image", "", "image"
-                else:
-                    kind, text, reason = "unknown_block", "", "unknown_block"
-            role = "tool" if kind in ("tool_output", "tool_rejected", "rejection") else "user"
+            kind, text, reason = classify_block(block)
+            role = block_role(kind)
             if line_reason is not None:
                 if line_reason == "sidechain" and kind == "human" and text.strip() == "Warmup":
                     reason = "warmup"

@@ -34,7 +34,7 @@ from habitus.sources.base import (
     decode_line,
     open_binary,
 )
-from habitus.sources.claude_code import classify_text, rejection_reason
+from habitus.sources.claude_code import block_role, classify_block
 from habitus.sources.history import epoch_to_iso
 
 AGENT = "droid"
@@ -229,21 +229,8 @@ class _Reader:
             yield from self._drop(line_no, start, raw, obj, "empty")
             return
         for index, block in enumerate(blocks):
-            reason: str | None
-            if not isinstance(block, dict):
-                kind, text, reason = "unknown_block", "", "unknown_block"
-            else:
-                btype = block.get("type")
-                if btype == "text":
-                    value = block.get("text")
-                    kind, text, reason = classify_text(value if isinstance(value, str) else "")
-                elif btype == "tool_result":
-                    kind, text, reason = rejection_reason(block.get("content"))
-                elif btype == "image":
-                    kind, text, reason = "image", "", "image"
-                else:
-                    kind, text, reason = "unknown_block", "", "unknown_block"
-            role = "tool" if kind in ("tool_output", "tool_rejected", "rejection") else "user"
+            kind, text, reason = classify_block(block)
+            role = block_role(kind)
             if self.sidechain:
                 kind = reason = "sidechain"
             kept = kind in ("human", "rejection")
