@@ -61,3 +61,27 @@ def test_no_planted_secret_reaches_any_written_file(isolated_home: Path) -> None
     assert leaks == []
     report = json.loads(outputs[0])
     assert sum(report["redactions"].values()) >= len(planted) * 3
+
+
+def test_block_is_checked_again_before_it_is_written(isolated_home: Path) -> None:
+    """Fail closed: an approved belief whose text matches a secret rule (say, a rule added
+    after it was stored) never reaches CLAUDE.md."""
+    import sqlite3
+
+    from conftest import install_examples
+
+    from habitus.pipeline import DistillOptions, distill
+
+    install_examples(isolated_home)
+    distill(DistillOptions(days=100000, sessions=100))
+    token = "ghp_" + "Zq3" * 12
+    db = Path(os.environ["HABITUS_HOME"]) / "habitus.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE beliefs SET text = ?, updated_at = '2099-01-01T00:00:00.000Z' WHERE status = 'approved' AND text LIKE '%push%'",
+            (f"Never push with {token}.",),
+        )
+    report = distill(DistillOptions(days=100000, sessions=100))
+    block = (isolated_home / ".claude" / "CLAUDE.md").read_text(encoding="utf-8")
+    assert token[:12] not in block and "push" not in block
+    assert any("still match a secret rule" in w for w in report.warnings)

@@ -586,10 +586,21 @@ def _view(turn: Turn, text: str, project: str | None) -> TurnView:
     )
 
 
-def block_entries(store: Store) -> list[Entry]:
+def block_entries(store: Store, withheld: list[str] | None = None) -> list[Entry]:
     """Approved global beliefs as block entries, most important first: the user's language,
-    then by confidence and distinct sessions."""
-    rows = [b for b in store.beliefs(["approved"]) if b["scope"] == "global"]
+    then by confidence and distinct sessions. A belief whose text still matches a secret rule
+    is withheld (fail-closed; its id goes to ``withheld``), never repaired."""
+    from habitus.redact import find_secrets
+
+    rows = []
+    for belief in store.beliefs(["approved"]):
+        if belief["scope"] != "global":
+            continue
+        if find_secrets(belief["text"]):
+            if withheld is not None:
+                withheld.append(belief["id"])
+            continue
+        rows.append(belief)
     rows.sort(key=lambda b: (b["type"] != "user", -b["confidence"], -b["sessions"], b["created_at"], b["id"]))
     return [Entry(b["id"], b["text"], b["slug"]) for b in rows]
 
@@ -607,7 +618,10 @@ def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> N
     ledger_dir = config.ledger_dir()
     backups = user_dir() / "backups"
     language = config.language if config.language != "auto" else "en"
-    entries = block_entries(store)
+    withheld: list[str] = []
+    entries = block_entries(store, withheld)
+    if withheld:
+        report.warnings.append(f"{len(withheld)} approved belief(s) still match a secret rule and were left out of the block")
     built = build_block(
         entries,
         ledger_display=_display_path(ledger_dir),
@@ -653,6 +667,13 @@ def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> N
         return
     if not entries and before is None:
         report.block.update(written=False, reason="no approved beliefs yet")
+        return
+    from habitus.redact import find_secrets
+
+    leaked = find_secrets(built.text)
+    if leaked:  # the second, fail-closed check on what is about to be written
+        report.block.update(written=False, reason="refused: the block matches secret rule(s) " + ", ".join(sorted(set(leaked))))
+        report.warnings.append(str(report.block["reason"]))
         return
     outcome = write_block(target, built.text, backup_dir=backups)
     report.block.update(written=outcome.written, backup=str(outcome.backup) if outcome.backup else None)
