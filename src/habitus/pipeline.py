@@ -157,6 +157,9 @@ def distill(
         raise HabitusError(f"unknown extractor {extractor_name!r} (known: {', '.join(EXTRACTORS)})")
     notify = progress or (lambda _event, _data: None)
     report = Report(dry_run=options.dry_run, agents=[a for a in agents if agent_home(a).is_dir()], extractor=extractor_name)
+    if not report.agents:
+        looked = ", ".join(f"{agent_home(a)} ({_HOME_VARS[a]})" for a in agents)
+        report.warnings.append(f"no agent folder found; looked for {looked}")
     if _nothing_to_do(config, options, report):
         report.seconds = round(time.monotonic() - started, 3)
         return report
@@ -258,6 +261,9 @@ def _nothing_to_do(config: Config, options: DistillOptions, report: Report) -> b
     report.ledger = {"path": str(config.ledger_dir()), "written": 0}
     return True
 
+
+#: The environment variable that relocates each agent's folder.
+_HOME_VARS = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "droid": "FACTORY_HOME"}
 
 #: Two copies of one prompt (a transcript and a prompt history, or a re-log) are one turn when
 #: their normalised text matches and their timestamps are this close (seconds).
@@ -666,7 +672,7 @@ def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> N
         report.block.update(written=False, reason="write_global_claude_md = false")
         return
     if not entries and before is None:
-        report.block.update(written=False, reason="no approved beliefs yet")
+        report.block.update(written=False, after=0, reason="no approved beliefs yet")
         return
     from habitus.redact import find_secrets
 
