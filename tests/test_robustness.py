@@ -174,3 +174,12 @@ def test_select_handles_long_lines_crlf_and_partial_tail(tmp_path: Path, monkeyp
     assert kept == [(1, "good prompt number 1"), (4, "good prompt number 2")]
     assert stats.bad_lines == {"line_too_long": 1}
     assert stream.line == 4 and stream.offset == len(data) - 20  # the partial tail waits
+
+
+def test_a_fifo_named_like_a_transcript_never_blocks(isolated_home: Path) -> None:
+    folder = isolated_home / ".claude" / "projects" / "-w"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "cccccccc-0000-4000-8000-000000000000.jsonl")
+    os.mkfifo(isolated_home / ".claude" / "history.jsonl")
+    report = distill(DistillOptions(days=100000, sessions=50), config=Config(quiet_minutes=0))
+    assert report.skipped == {"not_a_regular_file": 1} and report.files_read == {}

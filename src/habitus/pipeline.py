@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -534,6 +535,8 @@ def _read_histories(
         try:
             st = path.stat()
         except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read
             continue
         rel = f"{name}"
         file = TranscriptFile(agent, path, rel, st.st_size, st.st_mtime, st.st_ino, None, None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -226,32 +227,33 @@ class ClaudeCodeSource:
             return
         with entries:
             for entry in entries:
-                path = Path(entry.path)
+                name = entry.name
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
                 if is_dir:
-                    yield from self._subagents(home, path)
+                    yield from self._subagents(home, Path(entry.path))
                     continue
-                if not entry.name.endswith(".jsonl"):
+                if not name.endswith(".jsonl"):
                     continue
-                stem = entry.name[: -len(".jsonl")]
-                rel = _rel(home, path)
+                stem = name[: -len(".jsonl")]
+                rel = f"projects/{slug}/{name}"  # relative to home, without pathlib (hot loop)
                 if stem.startswith("agent-"):
-                    yield Skipped(AGENT, path, rel, "subagent")
+                    yield Skipped(AGENT, Path(entry.path), rel, "subagent")
                     continue
                 if not _UUID_STEM.match(stem):
-                    yield Skipped(AGENT, path, rel, "not_a_session_file")
+                    yield Skipped(AGENT, Path(entry.path), rel, "not_a_session_file")
                     continue
                 try:
-                    st = entry.stat()
+                    st = entry.stat()  # follows a symlinked file; folders are never followed
                 except OSError:
-                    yield Skipped(AGENT, path, rel, "unreadable")
+                    yield Skipped(AGENT, Path(entry.path), rel, "unreadable")
                     continue
-                yield TranscriptFile(
-                    AGENT, path, rel, st.st_size, st.st_mtime, st.st_ino, stem, slug
-                )
+                if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block a read
+                    yield Skipped(AGENT, Path(entry.path), rel, "not_a_regular_file")
+                    continue
+                yield TranscriptFile(AGENT, Path(entry.path), rel, st.st_size, st.st_mtime, st.st_ino, stem, slug)
 
     def _subagents(self, home: Path, folder: Path) -> Iterator[Skipped]:
         for sub in ("subagents",):

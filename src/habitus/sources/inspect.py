@@ -45,8 +45,10 @@ def inspect_path(path: Path, *, agent: str | None = None) -> tuple[list[Turn], R
     Raises :class:`SourceError` when the file cannot be read or the agent is unknown, and
     :class:`ConfigError` for a bad config (``redact_emails`` is honoured).
     """
-    if not path.is_file():
+    if not path.exists():
         raise SourceError(f"{path}: no such file")
+    if not path.is_file():
+        raise SourceError(f"{path}: not a regular file")
     agent = agent or sniff_agent(path)
     source = SOURCES.get(agent)
     if source is None:
