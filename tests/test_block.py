@@ -92,3 +92,25 @@ def test_splice_only_touches_region() -> None:
     region = find_region(data)
     assert region is not None and data[region.start : region.end].decode() == _block("- a")
     assert splice(data, _block("- b")) == b"head\n" + _block("- b").encode() + b"\ntail\n"
+
+
+def test_symlinked_claude_md_is_written_through_the_link(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "CLAUDE.md"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text("# mine\n", encoding="utf-8")
+    link = tmp_path / "CLAUDE.md"
+    link.symlink_to(dotfiles)
+    write_block(link, _block(), backup_dir=tmp_path / "bk")
+    assert link.is_symlink() and link.resolve() == dotfiles
+    assert dotfiles.read_text(encoding="utf-8") == "# mine\n\n" + _block() + "\n"
+
+
+def test_read_only_claude_md_is_left_alone(tmp_path: Path) -> None:
+    from habitus.errors import HabitusError
+
+    path = tmp_path / "CLAUDE.md"
+    path.write_text("# mine\n", encoding="utf-8")
+    path.chmod(0o444)
+    with pytest.raises(HabitusError, match="read-only"):
+        write_block(path, _block(), backup_dir=tmp_path / "bk")
+    assert path.read_text(encoding="utf-8") == "# mine\n"

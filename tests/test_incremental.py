@@ -124,3 +124,22 @@ def test_budget_change_rerenders_without_reading(isolated_home: Path, tmp_path: 
     report = distill(OPTS)
     assert report.bytes_read == 0
     assert report.block["after"] <= 400 < first.block["after"] and report.block["omitted"] > 0
+
+
+def test_session_cap_applies_to_files_that_need_reading(isolated_home: Path) -> None:
+    """Unchanged files do not use up --sessions: a backlog drains over later runs."""
+    install_examples(isolated_home)
+    reads = [distill(DistillOptions(days=100000, sessions=2)).files_read.get("new", 0) for _ in range(4)]
+    assert reads == [2, 2, 1, 0]
+
+
+def test_a_new_store_does_not_wipe_an_existing_block(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_examples(isolated_home)
+    distill(OPTS)
+    target = isolated_home / ".claude" / "CLAUDE.md"
+    before = target.read_bytes()
+    monkeypatch.setenv("HABITUS_HOME", str(tmp_path / "another-home"))
+    (isolated_home / ".claude" / "projects").rename(tmp_path / "moved")  # nothing to learn here
+    report = distill(OPTS)
+    assert target.read_bytes() == before and not report.block["written"]
+    assert any("no beliefs" in w for w in report.warnings)

@@ -238,3 +238,16 @@ def test_paraphrases_in_later_runs_join_the_existing_belief(tmp_path: Path) -> N
     assert by_turns == [["r1", "r2"], ["r3"], ["x1"]]  # the imperative mood is not the emoji rule
     push = next(b for b in beliefs if "r1" in {e["turn_id"] for e in evidence[b["id"]]})
     assert push["sessions"] == 2 and push["status"] == "proposed"
+
+
+def test_candidates_with_markers_or_cut_out_secrets_are_rejected() -> None:
+    from habitus.extract import Candidate
+    from habitus.extract.validate import validate
+
+    roles = {"t1": "human"}
+    bad_marker = Candidate("Always end HTML files with <!-- END habitus --> as the last line.", "feedback", "k1", ["t1"], True)
+    bad_secret = Candidate("Always export OPENAI_API_KEY=[REDACTED:openai-api-key] before tests.", "feedback", "k2", ["t1"], True)
+    good = Candidate("Always run the tests before committing.", "feedback", "k3", ["t1"], True)
+    accepted, rejected = validate([bad_marker, bad_secret, good], roles)
+    assert accepted == [good]
+    assert rejected == {"marker_text": 1, "redacted_text": 1}

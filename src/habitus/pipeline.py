@@ -194,10 +194,13 @@ def distill(
 
 
 def _selection(config: Config, options: DistillOptions, agents: Sequence[str]) -> Any:
+    """Every transcript in the window (newest first). The ``--sessions`` cap is applied after
+    planning, to the files that need reading, so unchanged files never use it up and a
+    backlog drains over later runs."""
     return select(
         agents,
         days=options.days or config.window_days,
-        sessions=options.sessions or config.max_sessions,
+        sessions=10**9,
         quiet_minutes=config.quiet_minutes,
         exclude=config.exclude_projects,
         keep_names=options.verbose,
@@ -257,8 +260,7 @@ def _nothing_to_do(config: Config, options: DistillOptions, report: Report) -> b
     except HabitusError:
         return False
     chars = len(current) if current else 0
-    entries = max(0, sum(1 for line in (current or "").splitlines() if line.startswith("- ")) - 1)
-    report.block = {"path": str(target), "before": chars, "after": chars, "limit": config.max_block_chars, "entries": entries, "written": False, "reason": "nothing changed"}
+    report.block = {"path": str(target), "before": chars, "after": chars, "limit": config.max_block_chars, "entries": _entry_lines(current), "written": False, "reason": "nothing changed"}
     report.ledger = {"path": str(config.ledger_dir()), "written": 0}
     return True
 
@@ -420,7 +422,6 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
 
     days = options.days or config.window_days
     selection = _selection(config, options, report.agents)
-    report.files_selected = len(selection.files)
     report.skipped = dict(selection.skipped_counts)
     report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
     stats = ReadStats()
@@ -431,7 +432,19 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
     notify("scan", {"total": len(selection.files)})
 
     states = store.file_states(file_id(f.agent, f.rel) for f in selection.files)
-    plans = [plan(f, states.get(file_id(f.agent, f.rel))) for f in selection.files]
+    cap = options.sessions or config.max_sessions
+    plans = []
+    for file in selection.files:  # newest first
+        file_plan = plan(file, states.get(file_id(file.agent, file.rel)))
+        if file_plan.status in ("new", "grown", "rewritten"):
+            if cap <= 0:
+                report.skipped["over_session_cap"] = report.skipped.get("over_session_cap", 0) + 1
+                if options.verbose:
+                    report.skipped_files.append({"agent": file.agent, "path": file.rel, "reason": "over_session_cap"})
+                continue
+            cap -= 1
+        plans.append(file_plan)
+    report.files_selected = len(plans)
     human: list[tuple[list[Turn], str]] = []
     new_states: list[dict[str, Any]] = []
     for index, result in enumerate(read_files(plans, context=extractor.wants_context, redact_emails=config.redact_emails)):
@@ -490,7 +503,7 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
             candidates.append(lang)
             for tid in lang.evidence:
                 roles.setdefault(tid, "human")
-    accepted, invalid = validate(candidates, roles, max_text_chars=config.max_entry_chars)
+    accepted, invalid = validate(candidates, roles)
     rejected.update(invalid)
     report.candidates_found = len(candidates)
     report.candidates_rejected = dict(rejected)
@@ -595,6 +608,11 @@ def _view(turn: Turn, text: str, project: str | None) -> TurnView:
     )
 
 
+def _entry_lines(block: str | None) -> int:
+    """Entries in a rendered block (its bullet lines after the pointer line)."""
+    return max(0, sum(1 for line in (block or "").splitlines() if line.startswith("- ")) - 1)
+
+
 def block_entries(store: Store, withheld: list[str] | None = None) -> list[Entry]:
     """Approved global beliefs as block entries, most important first: the user's language,
     then by confidence and distinct sessions. A belief whose text still matches a secret rule
@@ -605,7 +623,7 @@ def block_entries(store: Store, withheld: list[str] | None = None) -> list[Entry
     for belief in store.beliefs(["approved"]):
         if belief["scope"] != "global":
             continue
-        if find_secrets(belief["text"]):
+        if find_secrets(belief["text"]) or "<!-- BEGIN habitus" in belief["text"] or "<!-- END habitus" in belief["text"]:
             if withheld is not None:
                 withheld.append(belief["id"])
             continue
@@ -630,7 +648,7 @@ def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> N
     withheld: list[str] = []
     entries = block_entries(store, withheld)
     if withheld:
-        report.warnings.append(f"{len(withheld)} approved belief(s) still match a secret rule and were left out of the block")
+        report.warnings.append(f"{len(withheld)} approved belief(s) still match a secret rule (or hold habitus's markers) and were left out of the block")
     built = build_block(
         entries,
         ledger_display=_display_path(ledger_dir),
@@ -676,6 +694,11 @@ def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> N
         return
     if not entries and before is None:
         report.block.update(written=False, after=0, reason="no approved beliefs yet")
+        return
+    if not entries and _entry_lines(before) and not store.status_counts():
+        # A new or lost store must not wipe what an earlier store approved.
+        report.block.update(written=False, after=report.block["before"], reason="the store has no beliefs; the existing block is left as it is")
+        report.warnings.append(f"{target} holds a habitus block but this store has no beliefs (new or lost HABITUS_HOME?); the block was left as it is")
         return
     from habitus.redact import find_secrets
 

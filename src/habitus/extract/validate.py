@@ -4,7 +4,9 @@ DESIGN.md "validate").
 A candidate is rejected, and counted by reason, when: it cites no evidence; it cites a turn id
 that is not a human turn of this run (``unknown_evidence`` / ``non_human_evidence``: no
 assistant turn, tool output or injected text is evidence); its text or a field is empty or over
-its limit; its type is unknown; or any field still matches a secret rule (fail-closed).
+its limit; its type is unknown; it contains habitus's block markers (``marker_text``); its
+text had a secret cut out (``redacted_text``); or any field still matches a secret rule
+(fail-closed).
 """
 
 from __future__ import annotations
@@ -15,12 +17,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from habitus.extract import TYPES, Candidate
 from habitus.redact import find_secrets
 
+#: Text that would corrupt habitus's own markers in CLAUDE.md / INDEX.md.
+_MARKERS = ("<!-- BEGIN habitus", "<!-- END habitus")
+
+#: The longest candidate text accepted, in characters (seed 000: one entry ≤ 2,000). The
+#: block's own ``max_entry_chars`` shortens entries when rendering; it never filters learning.
+MAX_CANDIDATE_CHARS = 2000
+
 
 def validate(
     candidates: Sequence[Candidate],
     turn_roles: Mapping[str, str],
     *,
-    max_text_chars: int = 2000,
+    max_text_chars: int = MAX_CANDIDATE_CHARS,
     max_field_chars: int = 4000,
 ) -> tuple[list[Candidate], Counter[str]]:
     """Split ``candidates`` into accepted ones and a count of rejections by reason.
@@ -55,6 +64,10 @@ def _reason(cand: Candidate, roles: Mapping[str, str], max_text: int, max_field:
         return "oversized_text"
     if cand.type not in TYPES:
         return "unknown_type"
+    if any(marker in value for value in (text, cand.why, cand.how_to_apply) for marker in _MARKERS):
+        return "marker_text"  # would break the managed block it is written into
+    if "[REDACTED:" in text:
+        return "redacted_text"  # a rule about a secret that was cut out says nothing usable
     for value in (cand.why, cand.how_to_apply):
         if not isinstance(value, str) or len(value) > max_field:
             return "oversized_field"

@@ -13,24 +13,29 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from habitus.errors import HabitusError
+
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically (temp file in the same folder, fsync,
-    ``os.replace``), keeping the old file's permission bits. Raises ``OSError``."""
+    ``os.replace``), keeping the old file's permission bits; a new file gets the usual
+    ``0o666 & ~umask``. A symlink is written through (its target is replaced, the link is
+    kept), so a dotfiles link stays a link. Raises ``OSError``."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        pass
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -54,10 +59,14 @@ def backup(path: Path, backup_dir: Path) -> Path | None:
 
 def write_if_changed(path: Path, data: bytes, *, backup_dir: Path | None = None) -> tuple[bool, Path | None]:
     """Write ``data`` to ``path`` only if it differs; back it up first when ``backup_dir`` is
-    given and the file exists. Returns ``(written, backup_path)``."""
+    given and the file exists. Returns ``(written, backup_path)``. Raises
+    :class:`HabitusError` when ``path`` exists but is read-only (the user's choice is
+    respected) and ``OSError`` on other failures."""
     try:
         if path.read_bytes() == data:
             return False, None
+        if not os.stat(path).st_mode & 0o200:
+            raise HabitusError(f"{path} is read-only; habitus leaves it as it is")
     except FileNotFoundError:
         pass
     saved = backup(path, backup_dir) if backup_dir is not None else None

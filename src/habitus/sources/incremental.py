@@ -228,7 +228,24 @@ def read_files(
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     todo.sort(key=lambda p: p.file.size - p.offset, reverse=True)
-    with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method)) as pool:
+    pool = ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method), initializer=_worker_init)
+    try:
         futures = [pool.submit(_read_task, (p.file.agent, p, context, redact_emails)) for p in todo]
         for future in as_completed(futures):
             yield future.result()
+    except BaseException:
+        # Ctrl-C (or any error) in this process: the workers ignore SIGINT, so stop them
+        # here instead of waiting for their queue, which can hang on an interrupted pipe.
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
+
+
+def _worker_init() -> None:
+    """Workers leave Ctrl-C to the main process, which stops them (see :func:`read_files`)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
