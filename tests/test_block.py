@@ -114,3 +114,12 @@ def test_read_only_claude_md_is_left_alone(tmp_path: Path) -> None:
     with pytest.raises(HabitusError, match="read-only"):
         write_block(path, _block(), backup_dir=tmp_path / "bk")
     assert path.read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_non_utf8_claude_md_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "CLAUDE.md"
+    path.write_bytes("# règles\n".encode("utf-16"))
+    before = path.read_bytes()
+    with pytest.raises(MarkerError, match="not UTF-8"):
+        write_block(path, _block(), backup_dir=tmp_path / "bk")
+    assert path.read_bytes() == before

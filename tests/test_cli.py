@@ -84,3 +84,19 @@ def test_status_and_config_json(isolated_home: Path) -> None:
     assert status["beliefs"]["approved"] >= 4 and status["files"] == 5 and status["block"]["chars"] > 0
     config = run_json("config")
     assert {row["key"] for row in config["keys"]} >= {"window_days", "auto_approve", "max_block_chars"}
+
+
+def test_filesystem_errors_and_broken_pipes_are_clean(isolated_home: Path) -> None:
+    (isolated_home / ".claude").mkdir()
+    (isolated_home / ".claude" / "CLAUDE.md").mkdir()  # a directory where a file should be
+    proc = run_cli("status", check=False)
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    home = Path(os.environ["HABITUS_HOME"])
+    home.parent.mkdir(parents=True, exist_ok=True)
+    home.write_text("not a folder")
+    proc = run_cli("distill", check=False)
+    assert proc.returncode == 1 and proc.stderr.startswith("habitus: error:") and "Traceback" not in proc.stderr
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env.pop("PYTEST_CURRENT_TEST", None)
+    piped = subprocess.run(f"{sys.executable} -m habitus --help | head -1", shell=True, capture_output=True, text=True, env=env)
+    assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr

@@ -55,3 +55,11 @@ def test_bad_config_names_the_key(tmp_path: Path, text: str, needle: str) -> Non
         load_config(path)
     assert needle in str(err.value)
     assert path.read_text() == text  # never rewritten
+
+
+@pytest.mark.parametrize("value", ["", ".", "ledger", "./x"])
+def test_memory_dir_must_be_absolute(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'memory_dir = "{value}"\n')
+    with pytest.raises(ConfigError, match="memory_dir"):
+        load_config(path)

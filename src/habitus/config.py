@@ -123,6 +123,8 @@ def validate(values: dict[str, Any], origin: str = "config") -> Config:
             raise ConfigError(
                 f"{origin}: {key} must be one of {', '.join(_CHOICES[key])}, not {value!r}"
             )
+        if key == "memory_dir" and value != "auto" and not Path(value).expanduser().is_absolute():
+            raise ConfigError(f"{origin}: memory_dir must be \"auto\" or an absolute path (~ allowed), not {value!r}")
         if key == "agents":
             bad = [a for a in value if a not in AGENTS]
             if bad:

@@ -690,7 +690,9 @@ def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> N
     if report.block.get("refused"):
         return
     if not config.write_global_claude_md:
-        report.block.update(written=False, reason="write_global_claude_md = false")
+        report.block.update(written=False, after=report.block["before"], reason="write_global_claude_md = false")
+        if before is not None:
+            report.warnings.append(f"{target} still holds a habitus block, no longer updated (write_global_claude_md = false); remove it by hand if you want it gone")
         return
     if not entries and before is None:
         report.block.update(written=False, after=0, reason="no approved beliefs yet")

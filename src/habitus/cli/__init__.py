@@ -25,6 +25,17 @@ class HabitusGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("habitus: interrupted", err=True)
             ctx.exit(130)
+        except BrokenPipeError:
+            # The reader went away (`habitus candidates | head -1`): stop quietly.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(1)
+        except OSError as exc:
+            if os.environ.get("HABITUS_DEBUG"):
+                raise
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"habitus: error: {exc.strerror or exc}{where}", err=True)
+            ctx.exit(1)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as exc:

@@ -116,6 +116,10 @@ def find_region(
     Raises :class:`MarkerError` when the markers are broken: a BEGIN without END or the
     reverse, more than one of either, or END before BEGIN.
     """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MarkerError(f"{name}: not UTF-8 text (byte {exc.start}); habitus will not edit it") from exc
     begins = _find_all(data, begin)
     ends = _find_all(data, end)
     if not begins and not ends:
