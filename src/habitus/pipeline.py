@@ -9,13 +9,14 @@ changes nothing on disk. A run that finds nothing new writes nothing at all.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -186,11 +187,28 @@ def distill(
         else:
             store.commit()
     finally:
-        store.close()
-        if lock is not None:
-            lock.release()
+        with _no_interrupts():  # a second Ctrl-C must not break the rollback and unlock
+            store.close()
+            if lock is not None:
+                lock.release()
     report.seconds = round(time.monotonic() - started, 3)
     return report
+
+
+@contextlib.contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """Ignore SIGINT while the store is closed and the lock released (main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _selection(config: Config, options: DistillOptions, agents: Sequence[str]) -> Any:

@@ -228,9 +228,17 @@ def read_files(
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     todo.sort(key=lambda p: p.file.size - p.offset, reverse=True)
+    import signal
+
     pool = ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method), initializer=_worker_init)
     try:
-        futures = [pool.submit(_read_task, (p.file.agent, p, context, redact_emails)) for p in todo]
+        # Workers are forked while submitting: block SIGINT meanwhile so none of them can be
+        # hit by Ctrl-C before its initializer ignores it; the main process gets it after.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            futures = [pool.submit(_read_task, (p.file.agent, p, context, redact_emails)) for p in todo]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         for future in as_completed(futures):
             yield future.result()
     except BaseException:
@@ -249,3 +257,4 @@ def _worker_init() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
