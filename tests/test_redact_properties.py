@@ -198,6 +198,17 @@ def build_azure_client_secret(rng: random.Random) -> tuple[str, str]:
     return "client secret " + s + " here", s
 
 
+def build_secret_prose(rng: random.Random) -> tuple[str, str]:
+    s = tok(rng, LOWER_DIGIT, 10) + digits(rng, 4) + tok(rng, ALNUM, 8)
+    word = rng.choice(["password is", "token", "secret is", "api key is", "passphrase"])
+    return f"my {word} {s} for the dev box", s
+
+
+def build_sshpass(rng: random.Random) -> tuple[str, str]:
+    s = tok(rng, ALNUM, 14)
+    return f"sshpass -p {s} ssh deploy@host", s
+
+
 def build_aws_secret(rng: random.Random) -> tuple[str, str]:
     s = tok(rng, B64, 40)
     return "aws_secret_access_key = " + s, s
@@ -338,6 +349,8 @@ FORMATS: dict[str, Build] = {
     "cli-secret-option": with_password("mysql --host db --password={} app"),
     "password-in-code": with_password('new NetworkCredential("bob", "{}");'),
     "password-prose": with_password('the password for bob is "{}" today'),
+    "secret-prose": build_secret_prose,
+    "sshpass-password": build_sshpass,
     "xml-secret-value": with_password('<add key="SmtpPassword" value="{}"/>'),
     "secret-assignment": with_password('DB_PASSWORD="{}"'),
     "email": (
