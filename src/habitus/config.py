@@ -126,6 +126,8 @@ def validate(values: dict[str, Any], origin: str = "config") -> Config:
         if key == "memory_dir" and value != "auto" and not Path(value).expanduser().is_absolute():
             raise ConfigError(f"{origin}: memory_dir must be \"auto\" or an absolute path (~ allowed), not {value!r}")
         if key == "agents":
+            if not value:
+                raise ConfigError(f"{origin}: agents must name at least one of {', '.join(AGENTS)}")
             bad = [a for a in value if a not in AGENTS]
             if bad:
                 raise ConfigError(f"{origin}: agents: unknown agent {bad[0]!r} (known: {', '.join(AGENTS)})")
@@ -142,7 +144,7 @@ def load_config(path: Path | None = None) -> Config:
     if not path.exists():
         return _DEFAULTS
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is harmless
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config: {exc}") from exc
     return validate(data, origin=str(path))

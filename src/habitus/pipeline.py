@@ -699,6 +699,8 @@ def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> N
     if dry_run:
         report.block["written"] = False
         report.block["reason"] = "dry run"
+        if not entries and before is None:
+            report.block["after"] = 0  # nothing would be written
         return
     beliefs = store.beliefs()
     from habitus.render.ledger import render_ledger

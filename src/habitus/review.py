@@ -102,7 +102,7 @@ def decide(ids: Sequence[str], status: str, *, actor: str = "user", config: Conf
     from habitus.pipeline import render as render_files
 
     with Store.open() as store:
-        targets = [store.belief(i) for i in ids]
+        targets = list({b["id"]: b for b in (store.belief(i) for i in ids)}.values())  # each once
         for belief in targets:
             if belief["status"] != status and belief["status"] not in TRANSITIONS[status]:
                 raise HabitusError(

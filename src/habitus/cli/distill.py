@@ -67,8 +67,11 @@ def print_report(r: dict[str, Any], *, verbose: bool = False) -> None:
     read = r["files_read"]
     scanned = sum(read.values())
     click.echo(f"  agents:      {', '.join(r['agents']) or 'none found'}")
+    sessions = scanned - read.get("history", 0)
     parts = [f"{read.get(k, 0)} {k}" for k in ("new", "grown", "rewritten", "touched", "unchanged") if read.get(k)]
-    click.echo(f"  sessions:    {scanned} scanned" + (f" ({', '.join(parts)})" if parts else ""))
+    click.echo(f"  sessions:    {sessions} scanned" + (f" ({', '.join(parts)})" if parts else ""))
+    if read.get("history"):
+        click.echo(f"  histories:   {read['history']} prompt history file(s) read")
     if r["rewritten"]:
         click.echo(f"  re-read:     {len(r['rewritten'])} rewritten or truncated file(s): {', '.join(r['rewritten'][:5])}")
     skipped = sum(r["skipped"].values())
@@ -100,7 +103,11 @@ def print_report(r: dict[str, Any], *, verbose: bool = False) -> None:
     block = r["block"]
     if block:
         state = "written" if block.get("written") else (block.get("reason") or ("refused" if block.get("refused") else "unchanged"))
-        click.echo(f"  block:       {block['before']:,} → {block['after']:,} / {block['limit']:,} characters, {block.get('entries', 0)} entries ({state}) {block['path']}")
+        entries = block.get("entries", 0)
+        click.echo(
+            f"  block:       {block['before']:,} → {block['after']:,} / {block['limit']:,} characters, "
+            f"{entries} entr{'y' if entries == 1 else 'ies'} ({state}) {block['path']}"
+        )
         if block.get("backup"):
             click.echo(f"  backup:      {block['backup']}")
     if r["ledger"]:

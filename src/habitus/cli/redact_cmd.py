@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from habitus.cli._common import counts
+from habitus.errors import HabitusError
 
 
 @click.command(name="redact")
@@ -31,9 +32,11 @@ def redact(source: Path, output: Path | None, report: bool, as_json: bool, jsonl
     try:
         in_fh = sys.stdin.buffer if stdin else open(source, "rb")  # noqa: SIM115
     except OSError as exc:
-        raise click.ClickException(f"cannot read {source}: {exc.strerror or exc}") from exc
+        raise HabitusError(f"cannot read {source}: {exc.strerror or exc}") from exc
     try:
         if output is not None and str(output) != "-":
+            if output.is_dir():
+                raise HabitusError(f"{output} is a folder; give a file name to write to")
             output.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
             try:

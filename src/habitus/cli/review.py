@@ -25,7 +25,10 @@ def candidates(statuses: tuple[str, ...], as_json: bool) -> None:
         echo_json(items)
         return
     if not items:
-        click.echo("No candidates yet. Run `habitus distill` first.")
+        click.echo(
+            "No candidates with that status. After `habitus distill`, beliefs that still wait for "
+            "more sessions are listed by `habitus candidates --status observed`."
+        )
         return
     for item in items:
         flag = "explicit" if item["explicit"] else "inferred"

@@ -45,15 +45,22 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+#: Backups kept per file name; older ones are removed when a new one is made.
+KEEP_BACKUPS = 20
+
+
 def backup(path: Path, backup_dir: Path) -> Path | None:
-    """Copy ``path`` into ``backup_dir`` as ``<name>.<UTC timestamp>.bak``; ``None`` when
-    ``path`` does not exist. Returns the backup's path."""
+    """Copy ``path`` into ``backup_dir`` as ``<name>.<UTC timestamp>.bak`` (the newest
+    ``KEEP_BACKUPS`` per name are kept); ``None`` when ``path`` does not exist. Returns the
+    backup's path."""
     if not path.exists():
         return None
     backup_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = backup_dir / f"{path.name}.{stamp}.bak"
     shutil.copy2(path, target)
+    for old in sorted(backup_dir.glob(f"{path.name}.*.bak"))[:-KEEP_BACKUPS]:
+        old.unlink()
     return target
 
 

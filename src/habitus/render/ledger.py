@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,11 +148,16 @@ def render_ledger(
             continue  # a file of the user's (or another belief's) with this name: leave it
         if belief["status"] not in RENDERED:
             if path.exists():
+                # Archived with its final status and decision, then removed from the ledger.
                 archive = directory / "archive"
-                archive.mkdir(exist_ok=True)
-                shutil.move(str(path), archive / path.name)
+                content = render_belief(belief, evidence.get(belief["id"], [])).encode("utf-8")
+                write_if_changed(archive / path.name, content)
+                path.unlink()
                 result.archived.append(archive / path.name)
             continue
+        stale = directory / "archive" / path.name
+        if stale.exists() and _owned_id(stale) == belief["id"]:
+            stale.unlink()  # back from rejected: the archived copy is history no longer
         content = render_belief(
             belief, evidence.get(belief["id"], []), superseded_by=slugs.get(belief.get("superseded_by") or "")
         ).encode("utf-8")

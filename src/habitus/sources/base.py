@@ -275,8 +275,8 @@ def decode_line(raw: bytes, stats: ReadStats) -> dict[str, Any] | None:
 
     Reasons counted in ``stats.bad_lines``: ``blank``, ``nul_bytes``, ``two_objects``,
     ``invalid_json``, ``not_an_object``. Lines that decode only after repair (invalid UTF-8
-    replaced, lone surrogates replaced) are returned and counted as ``repaired_utf8`` /
-    ``repaired_surrogates``.
+    replaced, lone surrogates replaced, NUL padding around the line removed) are returned
+    and counted as ``repaired_utf8`` / ``repaired_surrogates`` / ``repaired_nul_padding``.
     """
     if not raw.strip():
         stats.bad_lines["blank"] += 1
@@ -295,6 +295,17 @@ def decode_line(raw: bytes, stats: ReadStats) -> dict[str, Any] | None:
 
 def _slow_decode(raw: bytes, stats: ReadStats) -> Any:
     if b"\x00" in raw:
+        # A crash can leave NUL padding before or after a whole line (FORMATS.md 6.4):
+        # the line between is still good. NULs inside it make it bad.
+        inner = raw.strip(b"\x00")
+        if b"\x00" not in inner and inner:
+            try:
+                value = orjson.loads(inner)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                stats.bad_lines["repaired_nul_padding"] += 1
+                return value
         stats.bad_lines["nul_bytes"] += 1
         return None
     text = raw.decode("utf-8", "replace")

@@ -5,6 +5,7 @@ SQLite-only SQL), so a PostgreSQL URL works the same way."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,12 @@ class Store:
         path = path or default_db_path()
         if in_memory_if_missing and not path.exists():
             return cls("sqlite://")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return cls(f"sqlite:///{path}")
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        created = not path.exists()
+        store = cls(f"sqlite:///{path}")
+        if created:
+            os.chmod(path, 0o600)  # it holds the user's (redacted) prompts: theirs alone
+        return store
 
     def _migrate(self) -> None:
         if self.url == "sqlite://":
@@ -217,7 +222,8 @@ class Store:
                 return dict(rows[0])
             if len(rows) > 1:
                 raise NotFoundError(f"belief id {ident!r} is ambiguous ({len(rows)} match)")
-        raise NotFoundError(f"no belief with id or name {ident!r}")
+        hint = " (an id prefix needs at least 4 characters)" if len(ident) < 4 else ""
+        raise NotFoundError(f"no belief with id or name {ident!r}{hint}")
 
     def belief_by_key(self, key: str) -> dict[str, Any] | None:
         """The belief whose grouping key is ``key``, or ``None``."""
