@@ -52,6 +52,15 @@ class Skipped:
     reason: str
 
 
+def relative_posix(home: Path, path: Path) -> str:
+    """``path`` relative to the agent's ``home`` with ``/`` separators (``Turn.path``,
+    evidence ``path``); the whole path when it is not under ``home``."""
+    try:
+        return path.relative_to(home).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 class Source(Protocol):
     """One agent's transcript format. Implementations live in one module each and are listed
     in :data:`habitus.sources.SOURCES`."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from habitus.model import ReadStats, Turn, stable_id
 from habitus.sources.base import LineStream, Skipped, TranscriptFile, decode_line
+from habitus.sources.base import relative_posix as _rel
 
 AGENT = "claude"
 
@@ -502,13 +503,6 @@ def _line_text(obj: dict[str, Any]) -> str:
         if isinstance(value, list):
             return _tool_text(value)
     return ""
-
-
-def _rel(home: Path, path: Path) -> str:
-    try:
-        return path.relative_to(home).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def read_path(path: Path, stats: ReadStats, *, everything: bool = True) -> Iterator[Turn]:

@@ -52,6 +52,7 @@ from habitus.sources.base import (
     decode_line,
     open_binary,
 )
+from habitus.sources.base import relative_posix as _rel
 
 AGENT = "codex"
 
@@ -858,13 +859,6 @@ def _payload_text(payload: dict[str, Any]) -> str:
     if isinstance(summary, list):
         return _content_text(summary)
     return _content_text(payload.get("content"))
-
-
-def _rel(home: Path, path: Path) -> str:
-    try:
-        return path.relative_to(home).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def read_path(path: Path, stats: ReadStats, *, everything: bool = True) -> Iterator[Turn]:

@@ -34,6 +34,7 @@ from habitus.sources.base import (
     decode_line,
     open_binary,
 )
+from habitus.sources.base import relative_posix as _rel
 from habitus.sources.claude_code import block_role, classify_block
 from habitus.sources.history import epoch_to_iso
 
@@ -334,13 +335,6 @@ def _line_text(obj: dict[str, Any]) -> str:
         if isinstance(value, str):
             return value
     return ""
-
-
-def _rel(home: Path, path: Path) -> str:
-    try:
-        return path.relative_to(home).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def read_path(path: Path, stats: ReadStats, *, everything: bool = True) -> Iterator[Turn]:
