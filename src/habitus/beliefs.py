@@ -116,6 +116,7 @@ class BeliefMerger:
             return min((turns[t].get("timestamp") or "" for t in c.evidence if t in turns), default="")
 
         for cand in sorted(candidates, key=first_time):
+            cand.text = " ".join(cand.text.split())  # one line, single spaces
             belief = self._find(cand)
             if belief is None:
                 belief = self._create(cand, turns)
