@@ -183,3 +183,13 @@ def test_a_fifo_named_like_a_transcript_never_blocks(isolated_home: Path) -> Non
     os.mkfifo(isolated_home / ".claude" / "history.jsonl")
     report = distill(DistillOptions(days=100000, sessions=50), config=Config(quiet_minutes=0))
     assert report.skipped == {"not_a_regular_file": 1} and report.files_read == {}
+
+
+def test_inspect_shows_a_last_line_without_newline_that_distill_waits_for(tmp_path: Path) -> None:
+    from habitus.sources.inspect import inspect_path
+
+    path = tmp_path / "0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    path.write_bytes(GOOD["claude"](1).encode() + b"\n" + GOOD["claude"](2).encode())
+    turns, stats, _ = inspect_path(path)
+    assert [(t.line, t.kept) for t in turns] == [(1, True), (2, True)]
+    assert stats.lines == 1 and stats.bytes_read == len(GOOD["claude"](1)) + 1

@@ -31,8 +31,10 @@ def inspect(path: Path, agent: str | None, as_json: bool, only_kept: bool) -> No
         reason = "" if row["kept"] else f" ({row['reason']})"
         click.echo(f"{row['line']:>6} {mark} {row['kind']:<18}{reason} {text}")
     human = sum(1 for t in turns if t.kept)
+    partial = any(t.line > stats.lines for t in turns)
+    tail = " + 1 line without a final newline (distill waits until it is complete)" if partial else ""
     click.echo(
-        f"\n{path.name}: {found}, {stats.lines:,} lines, {human} human turn(s); "
+        f"\n{path.name}: {found}, {stats.lines:,} lines{tail}, {human} human turn(s); "
         f"dropped: {counts(dict(stats.dropped))}; bad lines: {counts(dict(stats.bad_lines))}"
     )
 

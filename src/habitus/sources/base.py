@@ -108,7 +108,8 @@ class LineStream:
     :attr:`line` point just past the last complete line: a trailing partial line is not
     consumed. Lines over ``max_line`` bytes are skipped without being held in memory and
     counted in ``stats.bad_lines['line_too_long']``. Compressed files cannot seek, so the
-    prefix is decompressed and discarded.
+    prefix is decompressed and discarded. With ``final`` (``habitus inspect``) a trailing
+    partial line is yielded too, without being counted as consumed.
     """
 
     def __init__(
@@ -119,7 +120,9 @@ class LineStream:
         offset: int = 0,
         line: int = 0,
         max_line: int = MAX_LINE_BYTES,
+        final: bool = False,
     ) -> None:
+        self.final = final
         self.path = path
         self.stats = stats
         self.offset = offset
@@ -144,6 +147,8 @@ class LineStream:
                     raw = readline(limit)
                     if raw[-1:] != b"\n":
                         if not raw or len(raw) < limit:
+                            if raw and self.final:  # inspect: show it, but never consume it
+                                yield number + 1, pos, raw
                             break  # end of file, or a partial last line: left for the next run
                         size = _skip_rest(fh, len(raw))
                         if size < 0:

@@ -63,7 +63,7 @@ def inspect_path(path: Path, *, agent: str | None = None) -> tuple[list[Turn], R
     stats = ReadStats()
     turns: list[Turn] = []
     try:
-        for turn in source.read(LineStream(path, stats), file, stats, everything=True):
+        for turn in source.read(LineStream(path, stats, final=True), file, stats, everything=True):
             text = turn.text if turn.kept else turn.text[:DROPPED_TEXT_CHARS]
             turn.text = redact(text, pii=emails).text
             turns.append(turn)
