@@ -193,3 +193,17 @@ def test_inspect_shows_a_last_line_without_newline_that_distill_waits_for(tmp_pa
     turns, stats, _ = inspect_path(path)
     assert [(t.line, t.kept) for t in turns] == [(1, True), (2, True)]
     assert stats.lines == 1 and stats.bytes_read == len(GOOD["claude"](1)) + 1
+
+
+def test_codex_and_droid_report_fifos_and_follow_symlinked_files(isolated_home: Path, shared: Path) -> None:
+    day = isolated_home / ".codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    os.mkfifo(day / "rollout-2026-11-20T10-00-00-0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl")
+    real = shared / "transcripts" / "codex" / "rollout-v0.135-exec-redacted.jsonl"
+    (day / "rollout-2026-11-20T11-00-00-0199aaaa-bbbb-cccc-dddd-ffffffffffff.jsonl").symlink_to(real)
+    droid = isolated_home / ".factory" / "sessions" / "-w"
+    droid.mkdir(parents=True)
+    os.mkfifo(droid / "d1.jsonl")
+    selection = select(["codex", "droid"], days=100000, sessions=20, quiet_minutes=0)
+    assert selection.skipped_counts == {"not_a_regular_file": 2}
+    assert [f.size for f in selection.files] == [real.stat().st_size]

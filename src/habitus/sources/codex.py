@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -287,21 +288,23 @@ class CodexSource:
             for entry in entries:
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
-                    is_file = not is_dir and entry.is_file(follow_symlinks=False)
                 except OSError:
                     continue
                 if is_dir:
                     if depth > 0:
                         yield from self._walk(home, Path(entry.path), depth - 1)
                     continue
-                if not is_file or not _ROLLOUT_NAME.match(entry.name):
+                if not _ROLLOUT_NAME.match(entry.name):
                     continue
                 path = Path(entry.path)
                 rel = _rel(home, path)
                 try:
-                    st = entry.stat(follow_symlinks=False)
+                    st = entry.stat()  # a symlinked file is followed; folders never are
                 except OSError:
                     yield Skipped(AGENT, path, rel, "unreadable")
+                    continue
+                if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block a read
+                    yield Skipped(AGENT, path, rel, "not_a_regular_file")
                     continue
                 if not os.access(path, os.R_OK):
                     yield Skipped(AGENT, path, rel, "unreadable")
