@@ -17,20 +17,27 @@ import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from habitus.config import AGENTS, Config, load_config
+from habitus.config import Config
 from habitus.errors import HabitusError
 from habitus.extract import EXTRACTORS, Candidate, TurnView
 from habitus.model import ReadStats, Turn
 from habitus.paths import agent_home, claude_home, home, user_dir
-from habitus.render.block import Entry, build_block, current_block, write_block
+from habitus.quick import (
+    HISTORY_NAMES,
+    DistillOptions,
+    Report,
+    nothing_to_do,
+    prepare,
+    selection_for,
+)
+from habitus.render.block import Entry, build_block, current_block, entry_count, write_block
 from habitus.render.stamp import render_stamp
 from habitus.sources.base import TranscriptFile
-from habitus.sources.discover import project_excluded, select
+from habitus.sources.discover import project_excluded
 from habitus.sources.history import (
     HISTORY_PATH,
     prompt_key,
@@ -38,67 +45,12 @@ from habitus.sources.history import (
     read_codex_history,
 )
 from habitus.sources.incremental import file_id, fingerprint, plan, read_files
-from habitus.store import HEAD_REVISION, default_db_path, now_iso
+from habitus.store import now_iso
 
 if TYPE_CHECKING:  # pragma: no cover
     from habitus.store import Store
 
 Progress = Callable[[str, dict[str, Any]], None]
-
-
-@dataclass
-class DistillOptions:
-    """Per-run overrides of the config (``None`` means: use the config value)."""
-
-    days: int | None = None
-    sessions: int | None = None
-    agents: Sequence[str] | None = None
-    extractor: str | None = None
-    model: str | None = None
-    dry_run: bool = False
-    verbose: bool = False
-
-
-@dataclass
-class Report:
-    """What a run did; every field is JSON-ready (``habitus distill --json``). Character
-    counts are characters, byte counts bytes."""
-
-    dry_run: bool
-    agents: list[str]
-    extractor: str
-    files_selected: int = 0
-    files_read: dict[str, int] = field(default_factory=dict)
-    rewritten: list[str] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=dict)
-    skipped_files: list[dict[str, str]] = field(default_factory=list)
-    bytes_read: int = 0
-    lines_read: int = 0
-    bad_lines: dict[str, int] = field(default_factory=dict)
-    dropped: dict[str, int] = field(default_factory=dict)
-    human_turns: int = 0
-    new_human_turns: int = 0
-    duplicate_turns: int = 0
-    excluded_turns: int = 0
-    redactions: dict[str, int] = field(default_factory=dict)
-    candidates_found: int = 0
-    candidates_rejected: dict[str, int] = field(default_factory=dict)
-    beliefs_new: int = 0
-    beliefs_updated: int = 0
-    beliefs_qualified: int = 0
-    beliefs_approved: int = 0
-    beliefs_superseded: int = 0
-    conflicts: int = 0
-    llm_calls: int = 0
-    llm_input_chars: int = 0
-    block: dict[str, Any] = field(default_factory=dict)
-    ledger: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        """The report as plain JSON-ready data."""
-        return asdict(self)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -149,20 +101,10 @@ def distill(
     """
     started = time.monotonic()
     options = options or DistillOptions()
-    config = config or load_config()
-    agents = list(options.agents or config.agents)
-    for agent in agents:
-        if agent not in AGENTS:
-            raise HabitusError(f"unknown agent {agent!r} (known: {', '.join(AGENTS)})")
-    extractor_name = options.extractor or config.extractor
-    if extractor_name not in EXTRACTORS:
-        raise HabitusError(f"unknown extractor {extractor_name!r} (known: {', '.join(EXTRACTORS)})")
+    config, report = prepare(options, config)
+    extractor_name = report.extractor
     notify = progress or (lambda _event, _data: None)
-    report = Report(dry_run=options.dry_run, agents=[a for a in agents if agent_home(a).is_dir()], extractor=extractor_name)
-    if not report.agents:
-        looked = ", ".join(f"{agent_home(a)} ({_HOME_VARS[a]})" for a in agents)
-        report.warnings.append(f"no agent folder found; looked for {looked}")
-    if _nothing_to_do(config, options, report):
+    if nothing_to_do(config, options, report):
         report.seconds = round(time.monotonic() - started, 3)
         return report
     from habitus.store import Store
@@ -211,81 +153,6 @@ def _no_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _selection(config: Config, options: DistillOptions, agents: Sequence[str]) -> Any:
-    """Every transcript in the window (newest first). The ``--sessions`` cap is applied after
-    planning, to the files that need reading, so unchanged files never use it up and a
-    backlog drains over later runs."""
-    return select(
-        agents,
-        days=options.days or config.window_days,
-        sessions=10**9,
-        quiet_minutes=config.quiet_minutes,
-        exclude=config.exclude_projects,
-        keep_names=options.verbose,
-    )
-
-
-def _nothing_to_do(config: Config, options: DistillOptions, report: Report) -> bool:
-    """The no-op fast path: when every selected transcript and prompt history is unchanged
-    (one ``stat`` each) and the render stamp matches, fill ``report`` and return ``True``
-    without importing SQLAlchemy, reading a transcript byte or writing anything. Any doubt
-    (no store, another schema revision, an error) returns ``False``: the normal path runs."""
-    import sqlite3
-
-    from habitus.store.readonly import Peek
-
-    db = default_db_path()
-    if not db.is_file():
-        return False
-    try:
-        peek = Peek(db)
-    except sqlite3.Error:
-        return False
-    try:
-        if peek.revision() != HEAD_REVISION:
-            return False
-        selection = _selection(config, options, report.agents)
-        ids = [file_id(f.agent, f.rel) for f in selection.files]
-        history_ids = {agent: file_id(agent, f"history:{name}") for agent, (name, _) in HISTORIES.items() if agent in selection.homes}
-        states = peek.file_states([*ids, *history_ids.values()])
-        for file, ident in zip(selection.files, ids, strict=True):
-            if plan(file, states.get(ident)).status != "unchanged":
-                return False
-        for agent, ident in history_ids.items():
-            path = selection.homes[agent] / HISTORIES[agent][0]
-            try:
-                st = path.stat()
-            except FileNotFoundError:
-                continue
-            known = states.get(ident)
-            if known is None or (known["size"], known["mtime"], known["inode"]) != (st.st_size, st.st_mtime, st.st_ino):
-                return False
-        if peek.get_state("render_stamp") != render_stamp(config, peek.beliefs_stamp()):
-            return False
-        if peek.get_state(f"deferred_turns:{report.extractor}") not in (None, "[]"):
-            return False  # turns wait for the extractor (an earlier LLM cap or failure)
-    except (sqlite3.Error, OSError):
-        return False
-    finally:
-        peek.close()
-    report.files_selected = len(selection.files)
-    report.files_read = {"unchanged": len(selection.files)} if selection.files else {}
-    report.skipped = dict(selection.skipped_counts)
-    report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
-    target = claude_home() / "CLAUDE.md"
-    try:
-        current = current_block(target.read_bytes(), name=str(target)) if target.exists() else None
-    except HabitusError:
-        return False
-    chars = len(current) if current else 0
-    report.block = {"path": str(target), "before": chars, "after": chars, "limit": config.max_block_chars, "entries": _entry_lines(current), "written": False, "reason": "nothing changed"}
-    report.ledger = {"path": str(config.ledger_dir()), "written": 0}
-    return True
-
-
-#: The environment variable that relocates each agent's folder.
-_HOME_VARS = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "droid": "FACTORY_HOME"}
-
 #: Two copies of one prompt (a transcript and a prompt history, or a re-log) are one turn when
 #: their normalised text matches and their timestamps are this close (seconds).
 SAME_PROMPT_SECONDS = 600
@@ -294,7 +161,7 @@ SAME_PROMPT_SECONDS = 600
 LANGUAGE_SAMPLES = 5
 
 #: Prompt histories read besides transcripts, by agent (FORMATS.md 1.10 and 2.1).
-HISTORIES = {"claude": ("history.jsonl", read_claude_history), "codex": ("history.jsonl", read_codex_history)}
+HISTORIES = {agent: (HISTORY_NAMES[agent], reader) for agent, reader in (("claude", read_claude_history), ("codex", read_codex_history))}
 
 
 def _epoch(ts: str | None) -> float | None:
@@ -439,7 +306,7 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
     from habitus.extract.validate import validate
 
     days = options.days or config.window_days
-    selection = _selection(config, options, report.agents)
+    selection = selection_for(config, options, report.agents)
     report.skipped = dict(selection.skipped_counts)
     report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
     stats = ReadStats()
@@ -626,11 +493,6 @@ def _view(turn: Turn, text: str, project: str | None) -> TurnView:
     )
 
 
-def _entry_lines(block: str | None) -> int:
-    """Entries in a rendered block (its bullet lines after the pointer line)."""
-    return max(0, sum(1 for line in (block or "").splitlines() if line.startswith("- ")) - 1)
-
-
 def block_entries(store: Store, withheld: list[str] | None = None) -> list[Entry]:
     """Approved global beliefs as block entries, most important first: the user's language,
     then by confidence and distinct sessions. A belief whose text still matches a secret rule
@@ -717,7 +579,7 @@ def _render(store: Store, config: Config, report: Report, *, dry_run: bool) -> N
     if not entries and before is None:
         report.block.update(written=False, after=0, reason="no approved beliefs yet")
         return
-    if not entries and _entry_lines(before) and not store.status_counts():
+    if not entries and entry_count(before) and not store.status_counts():
         # A new or lost store must not wipe what an earlier store approved.
         report.block.update(written=False, after=report.block["before"], reason="the store has no beliefs; the existing block is left as it is")
         report.warnings.append(f"{target} holds a habitus block but this store has no beliefs (new or lost HABITUS_HOME?); the block was left as it is")

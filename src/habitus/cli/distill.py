@@ -24,10 +24,18 @@ def distill(days: int | None, sessions: int | None, agent: str | None, extractor
 
     Re-running over unchanged files reads nothing and changes nothing.
     """
-    from habitus.pipeline import DistillOptions
-    from habitus.pipeline import distill as run
+    from habitus.quick import DistillOptions, quick_distill
 
     options = DistillOptions(days=days, sessions=sessions, agents=agents_option(agent), extractor=extractor, model=model, dry_run=dry_run, verbose=verbose)
+    quick = quick_distill(options)  # nothing to do: answered without importing the pipeline
+    if quick is not None:
+        if as_json:
+            echo_json(quick.as_dict())
+        else:
+            print_report(quick.as_dict(), verbose=verbose)
+        return
+    from habitus.pipeline import distill as run
+
     progress = None
     bar: Any = None
     if not as_json and sys.stderr.isatty():

@@ -143,6 +143,11 @@ def _find_all(data: bytes, needle: bytes) -> list[int]:
     return found
 
 
+def entry_count(block: str | None) -> int:
+    """Entries in a rendered block: its bullet lines after the pointer line."""
+    return max(0, sum(1 for line in (block or "").splitlines() if line.startswith("- ")) - 1)
+
+
 def current_block(data: bytes, *, name: str = "file") -> str | None:
     """The text of the existing block (``\\n`` newlines), or ``None`` when there is none."""
     region = find_region(data, name=name)

@@ -9,6 +9,7 @@ line without a newline may still be being written, so it is left for the next ru
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -55,10 +56,11 @@ class Skipped:
 def relative_posix(home: Path, path: Path) -> str:
     """``path`` relative to the agent's ``home`` with ``/`` separators (``Turn.path``,
     evidence ``path``); the whole path when it is not under ``home``."""
-    try:
-        return path.relative_to(home).as_posix()
-    except ValueError:
-        return path.as_posix()
+    base, full = os.fspath(home).rstrip(os.sep), os.fspath(path)
+    if full.startswith(base + os.sep):  # string work: discovery calls this for every file
+        rest = full[len(base) + 1 :]
+        return rest if os.sep == "/" else rest.replace(os.sep, "/")
+    return Path(full).as_posix()
 
 
 class Source(Protocol):
