@@ -251,3 +251,15 @@ def test_candidates_with_markers_or_cut_out_secrets_are_rejected() -> None:
     accepted, rejected = validate([bad_marker, bad_secret, good], roles)
     assert accepted == [good]
     assert rejected == {"marker_text": 1, "redacted_text": 1}
+
+
+def test_rule_text_keeps_dotfile_names_and_drops_trailing_from_now_on() -> None:
+    from habitus.extract import TurnView
+    from habitus.extract.rules import RuleExtractor
+
+    turns = [
+        TurnView("a", "s", "user", "human", "Remember: never commit .env files."),
+        TurnView("b", "s", "user", "human", "Always run the linter before committing, from now on."),
+    ]
+    texts = [c.text for c in RuleExtractor().extract(turns).candidates]
+    assert texts == ["Never commit .env files.", "Always run the linter before committing."]

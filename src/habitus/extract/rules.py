@@ -483,7 +483,9 @@ _CONDITION = re.compile(
     re.I,
 )
 _TRAILING = re.compile(r"[\s,;:.!]*(?:\b(?:please|pls|thanks?|thank you|ok)\b)?[\s,;:.!]*$", re.I)
-_TRAIL_EXPLICIT = re.compile(r"[\s,;:—–-]+(?:always|ever|every time|please)[\s.!]*$", re.I)
+_TRAIL_EXPLICIT = re.compile(
+    r"[\s,;:—–-]+(?:always|ever|every time|please|from now on|going forward|in (?:the )?future)[\s.!]*$", re.I
+)
 
 _LANGUAGE_NAMES = {
     "中文": "Chinese",
@@ -727,7 +729,8 @@ def analyse_sentence(
         correction = correction or bool(re.match(r"\s*(?:don'?t|do not|stop|never|avoid|keep|stick|switch)\b", body, re.I))
     if request:
         body = _REQUEST.sub("", body).rstrip(" ?")
-    body = re.sub(r"\s+([,;:.])", r"\1", _SCOPE_PHRASE.sub(" ", body)).strip(" ,")
+    # Space before sentence punctuation only: "commit .env files" keeps its space.
+    body = re.sub(r"\s+([,;:.])(?=\s|$)", r"\1", _SCOPE_PHRASE.sub(" ", body)).strip(" ,")
     body = _LEAD_IN.sub("", body).strip()
     trailing_explicit = bool(_TRAIL_EXPLICIT.search(body))
     body = _TRAIL_EXPLICIT.sub("", body)
