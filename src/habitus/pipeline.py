@@ -92,8 +92,11 @@ def distill(
     *,
     config: Config | None = None,
     progress: Progress | None = None,
+    checked: bool = False,
 ) -> Report:
-    """Run the whole pipeline once and return its :class:`Report`.
+    """Run the whole pipeline once and return its :class:`Report`. ``checked`` says the
+    caller already ran the no-op check (:func:`habitus.quick.quick_distill`) and found
+    work, so discovery is not done twice.
 
     Raises :class:`habitus.errors.ConfigError` for a bad config, :class:`MarkerError` when
     ``CLAUDE.md`` or ``INDEX.md`` has broken markers (after the store is updated: nothing is
@@ -104,7 +107,7 @@ def distill(
     config, report = prepare(options, config)
     extractor_name = report.extractor
     notify = progress or (lambda _event, _data: None)
-    if nothing_to_do(config, options, report):
+    if not checked and nothing_to_do(config, options, report):
         report.seconds = round(time.monotonic() - started, 3)
         return report
     from habitus.store import Store

@@ -56,7 +56,7 @@ def distill(days: int | None, sessions: int | None, agent: str | None, extractor
                 bar.stop()
 
     try:
-        report = run(options, progress=progress)
+        report = run(options, progress=progress, checked=True)
     finally:
         if bar is not None:
             bar.stop()
