@@ -137,15 +137,16 @@ def test_folder_of_100000_files_and_hostile_entries(isolated_home: Path) -> None
 
 def _fast_and_full(agent: str, path: Path) -> tuple[list, list, ReadStats, ReadStats]:
     full_stats, fast_stats = ReadStats(), ReadStats()
-    full = [(t.line, t.start, t.text) for t in _read(agent, path, full_stats, everything=True) if t.kept]
-    fast = [(t.line, t.start, t.text) for t in _read(agent, path, fast_stats) if t.kept]
+    full = [(t.line, t.start, t.text, t.id, t.session_id, t.cwd) for t in _read(agent, path, full_stats, everything=True) if t.kept]
+    fast = [(t.line, t.start, t.text, t.id, t.session_id, t.cwd) for t in _read(agent, path, fast_stats) if t.kept]
     return full, fast, full_stats, fast_stats
 
 
 @pytest.mark.parametrize("block", [7, 64, 4096, 4 * 1024 * 1024])
 def test_select_matches_a_full_read_on_every_real_file(shared: Path, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The block search yields the same human turns, line numbers and byte offsets as a
-    line-by-line read, whatever the block size (7 bytes forces every line across blocks)."""
+    """The block search yields the same human turns (line numbers, byte offsets, ids, which
+    hang on the last turn id before them, sessions and working directories) as a line-by-line
+    read, whatever the block size (7 bytes forces every line across blocks)."""
     import habitus.sources.base as base
 
     monkeypatch.setattr(base, "_SELECT_BLOCK", block)

@@ -8,10 +8,11 @@ line without a newline may still be being written, so it is left for the next ru
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -131,6 +132,7 @@ class LineStream:
         self.line = line
         self.max_line = max_line
         self.start_offset = offset
+        self._newlines = 0  # set by _matches: lines in the block just searched
 
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
         stats = self.stats
@@ -170,16 +172,29 @@ class LineStream:
             stats.lines += self.line - first_line
 
 
-    def select(self, needles: tuple[bytes, ...], *, first: bool = False) -> Iterator[tuple[int, int, bytes]]:
+    def select(
+        self, needles: tuple[bytes, ...], *, first: bool = False, context: Sequence[bytes] = ()
+    ) -> Iterator[tuple[int, int, bytes]]:
         """Like iterating, but yield only the lines that contain one of ``needles`` (and line
-        1 when ``first``): the file is read in large blocks and searched with ``bytes.find``,
-        so a line without a needle costs no Python work at all. ``offset``, ``line`` and the
-        stats end exactly as after a full iteration (over-long lines are counted, a partial
-        last line is left for the next run)."""
+        1 when ``first``), in file order. The file is read in large blocks searched in one
+        pass (``bytes.find`` for one needle, a google-re2 alternation for several), so a line
+        without a needle costs no Python work at all.
+
+        ``context`` needles are for state a reader tracks between the lines it wants (a
+        current turn id, a current working directory): of the lines holding a context needle,
+        only the last one before each yielded line, and the last one before the end of each
+        block, are yielded too (backward searches that stop at the nearest hit). A reader
+        that keeps "the last value seen" therefore sees, at every wanted line, exactly the
+        value a full read would give. ``context`` is read afresh for every search, so a
+        reader may drop a needle it no longer needs (a rare needle costs a backward pass).
+
+        ``offset``, ``line`` and the stats end exactly as after a full iteration (over-long
+        lines are counted, a partial last line is left for the next run)."""
         stats = self.stats
         first_offset, first_line = self.offset, self.line
         base, number = self.offset, self.line  # file offset of buf[0]; lines before it
         limit = self.max_line
+        search = needle_search(needles)
         buf = b""
         skipping = False  # inside an over-long line whose start was dropped
         try:
@@ -214,8 +229,8 @@ class LineStream:
                             base += len(buf)
                             buf = b""
                         continue
-                    yield from self._matches(buf, end, base, number, needles, first and number == 0)
-                    number += buf.count(b"\n", 0, end + 1)
+                    yield from self._matches(buf, end, base, number, search, context, first and number == 0)
+                    number += self._newlines
                     base += end + 1
                     self.offset, self.line = base, number
                     buf = buf[end + 1 :]
@@ -228,29 +243,85 @@ class LineStream:
             stats.lines += self.line - first_line
 
     def _matches(
-        self, buf: bytes, end: int, base: int, number: int, needles: tuple[bytes, ...], first: bool
+        self,
+        buf: bytes,
+        end: int,
+        base: int,
+        number: int,
+        search: Callable[[bytes, int, int], int],
+        context: Sequence[bytes],
+        first: bool,
     ) -> Iterator[tuple[int, int, bytes]]:
-        """The lines of ``buf[: end + 1]`` (complete lines) holding a needle, in order."""
-        starts: set[int] = {0} if first else set()
-        for needle in needles:
-            at = buf.find(needle, 0, end)
-            while at >= 0:
-                start = buf.rfind(b"\n", 0, at) + 1
-                starts.add(start)
-                stop = buf.find(b"\n", at, end + 1)
-                at = buf.find(needle, stop + 1, end)
-        counted, line = 0, number
-        for start in sorted(starts):
+        """The wanted lines of ``buf[: end + 1]`` (complete lines) in order; afterwards
+        ``self._newlines`` holds the number of lines in that range (counted once)."""
+        counted, line = 0, number  # ``line`` lines lie before buf[counted]
+        covered = 0  # lines before this offset were already searched for context
+        pos = 0
+        if first:
+            stop = buf.find(b"\n", 0, end + 1)
+            yield from self._line_at(buf, 0, stop, base, line)
+            covered = pos = stop + 1
+        while True:
+            at = search(buf, pos, end) if pos < end else -1
+            start = end + 1 if at < 0 else buf.rfind(b"\n", 0, at) + 1
+            if context:
+                for ctx in sorted(_last_lines(buf, context, covered, start)):
+                    line += buf.count(b"\n", counted, ctx)
+                    counted = ctx
+                    yield from self._line_at(buf, ctx, buf.find(b"\n", ctx, end + 1), base, line)
+            if at < 0:
+                break
+            stop = buf.find(b"\n", at, end + 1)
             line += buf.count(b"\n", counted, start)
             counted = start
-            stop = buf.find(b"\n", start, end + 1)
-            if stop - start > self.max_line:
-                self.stats.bad_lines["line_too_long"] += 1
-                continue
-            raw = buf[start:stop]
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            yield line + 1, base + start, raw
+            yield from self._line_at(buf, start, stop, base, line)
+            covered = pos = stop + 1
+        self._newlines = line - number + buf.count(b"\n", counted, end + 1)
+
+    def _line_at(self, buf: bytes, start: int, stop: int, base: int, before: int) -> Iterator[tuple[int, int, bytes]]:
+        """Yield the line ``buf[start:stop]`` (``before`` lines precede it) unless over-long."""
+        if stop - start > self.max_line:
+            self.stats.bad_lines["line_too_long"] += 1
+            return
+        raw = buf[start:stop]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        yield before + 1, base + start, raw
+
+
+def _last_lines(buf: bytes, needles: Sequence[bytes], low: int, high: int) -> set[int]:
+    """Start offsets of the last line in ``buf[low:high]`` (whole lines) holding each needle."""
+    starts = set()
+    for needle in needles:
+        hit = buf.rfind(needle, low, high)
+        if hit >= 0:
+            starts.add(buf.rfind(b"\n", 0, hit) + 1)
+    return starts
+
+
+@functools.lru_cache(maxsize=64)
+def needle_search(needles: tuple[bytes, ...]) -> Callable[[bytes, int, int], int]:
+    """A function ``(buf, pos, endpos) -> index`` of the first needle in ``buf[pos:endpos]``
+    (``-1`` when none): ``bytes.find`` for one needle; for several, one pass of a google-re2
+    alternation (linear time), instead of a pass per needle."""
+    if len(needles) == 1:
+        needle = needles[0]
+        return lambda buf, pos, endpos: buf.find(needle, pos, endpos)
+    import re2
+
+    pattern = re2.compile(b"|".join(re2.escape(n) for n in needles))
+    # google-re2's low-level matcher returns spans without building a match object (a few
+    # microseconds per call saved); the public API is the fallback if it ever goes away.
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    match = getattr(getattr(pattern, "_regexp", None), "Match", None)
+    if anchor is not None and match is not None:
+        return lambda buf, pos, endpos: match(anchor, buf, pos, endpos)[0][0]
+
+    def find(buf: bytes, pos: int, endpos: int) -> int:
+        found = pattern.search(buf, pos, endpos)
+        return -1 if found is None else found.start()
+
+    return find
 
 
 def _skip_rest(fh: IO[bytes], size: int) -> int:

@@ -69,9 +69,11 @@ _MAX_DEPTH = 3
 #: Byte checks of the pre-filter. Quotes inside JSON strings are escaped, so these match only
 #: the structure of a line, never text quoted inside a prompt or a tool output.
 _USER_MESSAGE = b'"user_message"'
-#: Byte needles of every line the fast path looks at: prompts, user items, session meta,
-#: turn context (cwd) and turn ids (line 1 is always looked at: legacy files start bare).
-_FAST_NEEDLES = (_USER_MESSAGE, b'"user"', b'"session_meta"', b'"turn_context"', b'"turn_id"')
+#: Byte needles of the lines whose last occurrence before a human line the fast path needs:
+#: turn ids, turn context (cwd) and session meta (line 1 is always looked at: legacy files
+#: start bare).
+_SESSION_META_NEEDLE = b'"session_meta"'
+_CONTEXT_NEEDLES = (b'"turn_id"', b'"turn_context"', _SESSION_META_NEEDLE)
 _USER_MESSAGE_EVENT = re.compile(rb'"type"\s*:\s*"user_message"')
 _ROLE_USER = re.compile(rb'"role"\s*:\s*"user"')
 _ROLE_ASSISTANT = re.compile(rb'"role"\s*:\s*"assistant"')
@@ -374,14 +376,22 @@ class _Reader:
         if self.stream.start_offset > 0:
             self._load_first_line()
         everything = self.everything
+        context: list[bytes] = []
         if everything:
             lines = iter(self.stream)
         else:
-            # Only lines that can matter are handed to Python at all (see LineStream.select);
-            # _wanted then decides exactly as it would for every line.
-            needles = _FAST_NEEDLES + ((b'"assistant"',) if self.want_assistant else ())
-            lines = self.stream.select(needles, first=True)
+            # Only lines that can matter are handed to Python at all (see LineStream.select):
+            # the human channel is decided first, so only its lines are searched for; turn
+            # ids, turn contexts and session metas are context (the last one before each
+            # wanted line is all that counts). _wanted then decides as for every line.
+            self.channel = "events" if _has_user_message_event(self.stream.path) else "items"
+            needles = (_USER_MESSAGE,) if self.channel == "events" else (b'"user"',)
+            needles += (b'"assistant"',) if self.want_assistant else ()
+            context = list(_CONTEXT_NEEDLES)
+            lines = self.stream.select(needles, first=True, context=context)
         for line_no, start, raw in lines:
+            if self.meta_seen and _SESSION_META_NEEDLE in context:
+                context.remove(_SESSION_META_NEEDLE)  # found: no backward search for it
             if b'"turn_id"' in raw:
                 found = _last(_TURN_ID, raw)
                 if found is not None:
