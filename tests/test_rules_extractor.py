@@ -263,3 +263,136 @@ def test_rule_text_keeps_dotfile_names_and_drops_trailing_from_now_on() -> None:
     ]
     texts = [c.text for c in RuleExtractor().extract(turns).candidates]
     assert texts == ["Never commit .env files.", "Always run the linter before committing."]
+
+
+# ---------------------------------------------------------------------------- the prefilter
+#
+# ``may_state_rule`` lets ``analyse_sentence`` skip most sentences before its costly
+# patterns. It must never change a result: checked against the full analysis (the prefilter
+# switched off) on every sentence we have, and on random sentences made only of words that
+# are not in its list.
+
+
+def _all_sentences(shared_dir: Path | None) -> list[str]:
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    from habitus.extract import rules
+
+    texts = [t for t, *_ in RULES] + [t for t, *_ in NOT_RULES]
+    if shared_dir is not None:
+        from habitus.model import ReadStats
+        from habitus.sources.claude_code import read_path as read_claude
+        from habitus.sources.codex import read_path as read_codex
+
+        for path in (shared_dir / "transcripts" / "claude").rglob("*.jsonl"):
+            texts += [t.text for t in read_claude(path, ReadStats()) if t.kept]
+        for path in (shared_dir / "transcripts" / "codex").glob("*.jsonl"):
+            texts += [t.text for t in read_codex(path, ReadStats()) if t.kept]
+    return texts
+
+
+def _analyse_all(texts: list[str]) -> list[tuple[str, bool, object]]:
+    from habitus.extract import rules
+
+    out = []
+    for text in texts:
+        quotes: list[str] = []
+        for sentence in rules._split(rules._clean(text, quotes)):
+            for rejection in (False, True):
+                out.append((sentence, rejection, rules.analyse_sentence(sentence, rejection=rejection, quotes=quotes)))
+    return out
+
+
+def test_prefilter_changes_no_result_on_any_known_sentence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from conftest import REPO, SHARED
+
+    from habitus.extract import rules
+
+    texts = _all_sentences(SHARED if SHARED.is_dir() else None)
+    for seed in (1, 2):  # the evaluation corpora: every planted habit and trap
+        out = tmp_path / f"eval{seed}"
+        subprocess.run([sys.executable, str(REPO / "bench" / "make_eval.py"), "--out", str(out), "--seed", str(seed)], check=True, capture_output=True)
+        for path in out.rglob("*.jsonl"):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                texts += [s for s in _strings(json.loads(line)) if 3 <= len(s) <= 2000]
+    filtered = _analyse_all(texts)
+    skipped = sum(1 for sentence, rejection, _ in filtered if not rejection and sentence.isascii() and not rules.may_state_rule(sentence.lower()))
+    monkeypatch.setattr(rules, "may_state_rule", lambda low: True)
+    full = _analyse_all(texts)
+    assert len(full) == len(filtered) > 2000
+    assert skipped > len(filtered) // 10  # the test exercises the prefilter, not only the slow path
+    for (sentence, rejection, got), (_, _, want) in zip(filtered, full):
+        assert got == want, (sentence, rejection)
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+_FILLER = (
+    "use run make the this a tests lint code file pnpm npm uv pip git docker ruff pytest commit push "
+    "branch main master pr write add fix check it them you're i'm let's ok yes thanks great it's "
+    "short reply answer in english chinese to for with of on and but so then tabs spaces readme "
+    "docs i you it . , ; : ! ? QUOTE0 https://example.com/x"
+).split()
+_TOOLS = "pnpm npm uv pip poetry ruff black pytest yarn httpx requests docker podman make just".split()
+_VERBS = "use run write prefer keep add commit test format answer reply".split()
+
+
+def _vocabulary() -> list[str]:
+    """Every word written in the rule extractor's patterns (and its inline ``re`` calls),
+    plus fillers: independent of the prefilter's own list."""
+    import re
+
+    from habitus.extract import rules
+
+    source = Path(rules.__file__).read_text(encoding="utf-8")
+    words = set(re.findall(r"[a-z]{2,}", source.split("# ============================================================================ analysis")[0].split("_TOOL_ALIASES")[0]))
+    for value in vars(rules).values():
+        if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+            words.update(re.findall(r"[a-z]{2,}", value.pattern))
+    for inline in re.findall(r"\bre\.(?:search|match|sub)\(\s*r\"([^\"]+)\"", source):
+        words.update(re.findall(r"[a-z]{2,}", inline))
+    words.update(_FILLER)
+    return sorted(words | {"have to", "go with", "like it", "from now on", "would like", "code base", "i'd like", "no"})
+
+
+_TEMPLATES = (
+    "{w} {v} {t}", "{v} {t} {w} {t2}", "{v} {t} {w}", "{w}, {v} {t}", "{p} {w} {v} {t}", "{p} {w} {t}",
+    "{t}, {w} {t2}", "{t} {w} {t2}", "{w} {t}", "{p} {v} {w} {t}", "{w} with {t}", "{v} {w} the tests",
+)
+
+
+def test_the_prefilter_only_skips_sentences_that_are_no_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every word the analysis might rely on (the prefilter's own list, tools, verbs,
+    pronouns, fillers), in rule-shaped sentences ("use pnpm over npm", "we use pytest",
+    "uv, not pip"): whenever the prefilter says no, the full analysis says no too. If a word
+    the analysis relies on were missing from the list, some of these would be rules that the
+    prefilter drops (checked by removing words from the list)."""
+    from habitus.extract import rules
+
+    original = rules.may_state_rule
+    monkeypatch.setattr(rules, "may_state_rule", lambda low: True)  # the full analysis
+    checked = 0
+    for w in _vocabulary():
+        for template in _TEMPLATES:
+            for v, t, t2, p in (("use", "pnpm", "npm", "we"), ("run", "pytest", "unittest", "you"), ("prefer", "uv", "pip", "i")):
+                sentence = template.format(w=w, v=v, t=t, t2=t2, p=p)
+                for variant in (sentence, sentence.capitalize() + "."):
+                    if variant.isascii() and not original(variant.lower()):
+                        checked += 1
+                        assert rules.analyse_sentence(variant) is None, variant
+    assert checked > 1000
