@@ -274,12 +274,8 @@ def test_rule_text_keeps_dotfile_names_and_drops_trailing_from_now_on() -> None:
 
 
 def _all_sentences(shared_dir: Path | None) -> list[str]:
-    import subprocess
-    import sys
 
-    from conftest import REPO
 
-    from habitus.extract import rules
 
     texts = [t for t, *_ in RULES] + [t for t, *_ in NOT_RULES]
     if shared_dir is not None:
@@ -328,7 +324,7 @@ def test_prefilter_changes_no_result_on_any_known_sentence(tmp_path: Path, monke
     full = _analyse_all(texts)
     assert len(full) == len(filtered) > 2000
     assert skipped > len(filtered) // 10  # the test exercises the prefilter, not only the slow path
-    for (sentence, rejection, got), (_, _, want) in zip(filtered, full):
+    for (sentence, rejection, got), (_, _, want) in zip(filtered, full, strict=True):
         assert got == want, (sentence, rejection)
 
 

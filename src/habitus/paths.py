@@ -6,6 +6,7 @@ pointed at a scratch folder (DESIGN.md, "Where the user's files are").
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -78,3 +79,30 @@ def own_runs_dir() -> Path:
     """The working directory of habitus's own headless agent runs (the ``claude`` CLI
     backend). Discovery skips the transcripts those runs leave, so they are never read back."""
     return user_dir() / "agent-runs"
+
+
+@functools.lru_cache(maxsize=4096)
+def project_key(cwd: str | None) -> str | None:
+    """The project a working directory belongs to: the git common dir's parent when the
+    folder (or a parent) is a git checkout, so worktrees share one key; else ``cwd`` itself.
+    Only reads files (``.git``, ``commondir``); never runs git."""
+    if not cwd:
+        return None
+    path = Path(cwd)
+    for folder in (path, *path.parents):
+        dot_git = folder / ".git"
+        try:
+            if dot_git.is_dir():
+                return str(folder)
+            if dot_git.is_file():
+                line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+                if line.startswith("gitdir:"):
+                    gitdir = (folder / line[7:].strip()).resolve()
+                    common = gitdir / "commondir"
+                    if common.is_file():
+                        common_dir = (gitdir / common.read_text().strip()).resolve()
+                        return str(common_dir.parent if common_dir.name == ".git" else common_dir)
+                    return str(folder)
+        except OSError:
+            break
+    return cwd

@@ -10,7 +10,6 @@ changes nothing on disk. A run that finds nothing new writes nothing at all.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import stat
@@ -25,7 +24,7 @@ from habitus.config import Config
 from habitus.errors import HabitusError
 from habitus.extract import EXTRACTORS, Candidate, TurnView
 from habitus.model import ReadStats, Turn
-from habitus.paths import agent_home, claude_home, home, user_dir
+from habitus.paths import agent_home, claude_home, home, project_key, user_dir
 from habitus.quick import (
     HISTORY_NAMES,
     DistillOptions,
@@ -44,40 +43,14 @@ from habitus.sources.history import (
     read_claude_history,
     read_codex_history,
 )
-from habitus.sources.incremental import file_id, fingerprint, plan, read_files
-from habitus.store import now_iso
+from habitus.sources.incremental import FilePlan, file_id, fingerprint, plan, read_files
+from habitus.store import HEAD_REVISION, now_iso
 
 if TYPE_CHECKING:  # pragma: no cover
+    from habitus.sources.incremental import Reading
     from habitus.store import Store
 
 Progress = Callable[[str, dict[str, Any]], None]
-
-
-@functools.lru_cache(maxsize=4096)
-def project_key(cwd: str | None) -> str | None:
-    """The project a working directory belongs to: the git common dir's parent when the
-    folder (or a parent) is a git checkout, so worktrees share one key; else ``cwd`` itself.
-    Only reads files (``.git``, ``commondir``); never runs git."""
-    if not cwd:
-        return None
-    path = Path(cwd)
-    for folder in (path, *path.parents):
-        dot_git = folder / ".git"
-        try:
-            if dot_git.is_dir():
-                return str(folder)
-            if dot_git.is_file():
-                line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-                if line.startswith("gitdir:"):
-                    gitdir = (folder / line[7:].strip()).resolve()
-                    common = gitdir / "commondir"
-                    if common.is_file():
-                        common_dir = (gitdir / common.read_text().strip()).resolve()
-                        return str(common_dir.parent if common_dir.name == ".git" else common_dir)
-                    return str(folder)
-        except OSError:
-            break
-    return cwd
 
 
 def _display_path(path: Path) -> str:
@@ -98,6 +71,9 @@ def distill(
     caller already ran the no-op check (:func:`habitus.quick.quick_distill`) and found
     work, so discovery is not done twice.
 
+    Reading starts before the store is opened (the file states come from a read-only peek
+    at the store), so opening it (importing SQLAlchemy) overlaps with the reading workers.
+
     Raises :class:`habitus.errors.ConfigError` for a bad config, :class:`MarkerError` when
     ``CLAUDE.md`` or ``INDEX.md`` has broken markers (after the store is updated: nothing is
     lost, the block is simply not written), :class:`StoreError` and :class:`LLMError`.
@@ -105,17 +81,12 @@ def distill(
     started = time.monotonic()
     options = options or DistillOptions()
     config, report = prepare(options, config)
-    extractor_name = report.extractor
     notify = progress or (lambda _event, _data: None)
     if not checked and nothing_to_do(config, options, report):
         report.seconds = round(time.monotonic() - started, 3)
         return report
-    from habitus.store import Store
-
-    if options.dry_run:
-        store = Store.open(in_memory_if_missing=True)
-        lock = None
-    else:
+    lock = None
+    if not options.dry_run:
         from filelock import FileLock, Timeout
 
         lock = FileLock(str(user_dir(create=True) / "distill.lock"))
@@ -123,21 +94,104 @@ def distill(
             lock.acquire(timeout=10)
         except Timeout as exc:
             raise HabitusError("another habitus distill is running (lock held for 10 s); try again later") from exc
-        store = Store.open()
     try:
-        extractor = EXTRACTORS[extractor_name](config=config, model=options.model or config.model, store=store)
-        _run(store, config, options, extractor, report, notify)
-        if options.dry_run:
-            store.rollback()
-        else:
-            store.commit()
+        extractor = EXTRACTORS[report.extractor](config=config, model=options.model or config.model, store=None)
+        store: Store | None = None
+        try:
+            homes, plans, reading, store = _start_reading(config, options, report, extractor, notify)
+            try:
+                if store is None:
+                    store = _open_store(options)  # meanwhile, the workers read
+                if getattr(extractor, "store", False) is None:
+                    setattr(extractor, "store", store)  # noqa: B010 - the LLM extractor counts its calls in the store
+                _run(store, config, options, extractor, report, notify, homes, plans, reading)
+            finally:
+                reading.close()
+            if options.dry_run:
+                store.rollback()
+            else:
+                store.commit()
+        finally:
+            if store is not None:
+                with _no_interrupts():  # a second Ctrl-C must not break the rollback
+                    store.close()
     finally:
-        with _no_interrupts():  # a second Ctrl-C must not break the rollback and unlock
-            store.close()
-            if lock is not None:
+        if lock is not None:
+            with _no_interrupts():
                 lock.release()
     report.seconds = round(time.monotonic() - started, 3)
     return report
+
+
+def _open_store(options: DistillOptions) -> Store:
+    from habitus.store import Store
+
+    return Store.open(in_memory_if_missing=True) if options.dry_run else Store.open()
+
+
+def _peek_states(ids: Sequence[str]) -> dict[str, dict[str, Any]] | None:
+    """The stored states of files ``ids``, read with the standard library's ``sqlite3`` (no
+    SQLAlchemy): ``{}`` when there is no store yet, ``None`` when the store must be opened
+    (migrated) first or cannot be peeked at."""
+    import sqlite3
+
+    from habitus.store import default_db_path
+    from habitus.store.readonly import Peek
+
+    db = default_db_path()
+    if not db.is_file():
+        return {}
+    try:
+        peek = Peek(db)
+    except sqlite3.Error:
+        return None
+    try:
+        if peek.revision() != HEAD_REVISION:
+            return None
+        return peek.file_states(ids)
+    except sqlite3.Error:
+        return None
+    finally:
+        peek.close()
+
+
+def _start_reading(
+    config: Config, options: DistillOptions, report: Report, extractor: Any, notify: Progress
+) -> tuple[dict[str, Path], list[FilePlan], Reading, Store | None]:
+    """Discover, plan and start reading: returns the agents' home folders, the plans, the
+    running :class:`Reading` and the store when it had to be opened first (to migrate it);
+    else ``None``, and the caller opens it while the workers read. The ``--sessions`` cap
+    is applied here."""
+    selection = selection_for(config, options, report.agents)
+    report.skipped = dict(selection.skipped_counts)
+    report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
+    notify("scan", {"total": len(selection.files)})
+    ids = [file_id(f.agent, f.rel) for f in selection.files]
+    store = None
+    states = _peek_states(ids)
+    if states is None:
+        store = _open_store(options)
+        states = store.file_states(ids)
+    cap = options.sessions or config.max_sessions
+    plans: list[FilePlan] = []
+    for file, ident in zip(selection.files, ids, strict=True):  # newest first
+        file_plan = plan(file, states.get(ident))
+        if file_plan.status in ("new", "grown", "rewritten"):
+            if cap <= 0:
+                report.skipped["over_session_cap"] = report.skipped.get("over_session_cap", 0) + 1
+                if options.verbose:
+                    report.skipped_files.append({"agent": file.agent, "path": file.rel, "reason": "over_session_cap"})
+                continue
+            cap -= 1
+        plans.append(file_plan)
+    report.files_selected = len(plans)
+    reading = read_files(
+        plans,
+        context=extractor.wants_context,
+        redact_emails=config.redact_emails,
+        analyse=getattr(extractor, "name", None) == "rules",
+    )
+    return selection.homes, plans, reading, store
 
 
 @contextlib.contextmanager
@@ -303,39 +357,32 @@ class _Admission:
             self.roles[turn.id] = "human"
 
 
-def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, report: Report, notify: Progress) -> None:
+def _run(
+    store: Store,
+    config: Config,
+    options: DistillOptions,
+    extractor: Any,
+    report: Report,
+    notify: Progress,
+    homes: dict[str, Path],
+    plans: list[FilePlan],
+    reading: Reading,
+) -> None:
     from habitus.beliefs import BeliefMerger
     from habitus.extract.language import language_candidate
     from habitus.extract.validate import validate
 
     days = options.days or config.window_days
-    selection = selection_for(config, options, report.agents)
-    report.skipped = dict(selection.skipped_counts)
-    report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
     stats = ReadStats()
     read_counts: Counter[str] = Counter()
     now = now_iso()
     admission = _Admission(store, config, now, stats)
     changed = False
-    notify("scan", {"total": len(selection.files)})
-
-    states = store.file_states(file_id(f.agent, f.rel) for f in selection.files)
-    cap = options.sessions or config.max_sessions
-    plans = []
-    for file in selection.files:  # newest first
-        file_plan = plan(file, states.get(file_id(file.agent, file.rel)))
-        if file_plan.status in ("new", "grown", "rewritten"):
-            if cap <= 0:
-                report.skipped["over_session_cap"] = report.skipped.get("over_session_cap", 0) + 1
-                if options.verbose:
-                    report.skipped_files.append({"agent": file.agent, "path": file.rel, "reason": "over_session_cap"})
-                continue
-            cap -= 1
-        plans.append(file_plan)
-    report.files_selected = len(plans)
+    states = {p.state["id"]: p.state for p in plans if p.state is not None}
     human: list[tuple[list[Turn], str]] = []
     new_states: list[dict[str, Any]] = []
-    for index, result in enumerate(read_files(plans, context=extractor.wants_context, redact_emails=config.redact_emails)):
+    analysed: dict[str, list[Candidate]] = {}
+    for index, result in enumerate(reading):
         file = result.plan.file
         read_counts[result.plan.status] += 1
         if result.plan.status == "rewritten":
@@ -345,6 +392,8 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
         for turn in result.assistant:
             admission.context(turn)
         human.append((result.human, file_id(file.agent, file.rel)))
+        if result.candidates is not None:
+            analysed.update(result.candidates)
         state = result.new_state(now=now)
         if state is not None and state != result.plan.state:
             new_states.append(state)
@@ -353,7 +402,7 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
     store.save_file_states(new_states, states)
     changed = bool(new_states)
 
-    changed = _read_histories(store, selection.homes, days, admission, stats, read_counts, now) or changed
+    changed = _read_histories(store, homes, days, admission, stats, read_counts, now) or changed
     report.files_read = dict(read_counts)
     report.bytes_read = stats.bytes_read
     report.lines_read = stats.lines
@@ -376,7 +425,10 @@ def _run(store: Store, config: Config, options: DistillOptions, extractor: Any, 
             view = TurnView(row["id"], row["session_id"], "user", row["kind"], row["text"], row["cwd"], row["timestamp"], row["agent"], row["project"])
             admission.views.insert(0, view)
             admission.roles[row["id"]] = "human"
-    result = extractor.extract(admission.views, dry_run=options.dry_run)
+    if analysed:
+        result = extractor.extract(admission.views, dry_run=options.dry_run, analysed=analysed)
+    else:
+        result = extractor.extract(admission.views, dry_run=options.dry_run)
     if waiting or result.deferred:
         store.set_state(deferred_key, json.dumps(sorted(set(result.deferred))))
         changed = True

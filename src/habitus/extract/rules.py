@@ -348,32 +348,28 @@ def same_rule(a: frozenset[str], b: frozenset[str], weight: Mapping[str, float] 
 _EXPLICIT_EN = re.compile(
     r"\b(?:always|never|from now on|going forward|from here on|in (?:the )?future|every ?time|each time|any ?time you|"
     r"by default|remember(?: to| that)?|don'?t ever|do not ever|at all times|without exception|as a rule|"
-    r"for all future|(?:no|not|don'?t|never)\b[^.]{0,40}\bever)\b",
-    re.I,
+    r"for all future|(?:no|not|don'?t|never)\b[^.]{0,40}\bever)\b"
 )
 _EXPLICIT_CJK = re.compile(
     r"以后|今后|往后|之后都|从现在开始|从今以后|总是|永远|始终|每次|每一次|记住|记得|默认|一律|务必|不要再|别再|"
     r"いつも|常に|今後|これから|必ず|覚えて|絶対|항상|앞으로|절대|기억해|언제나"
 )
-_NEGATED_EXPLICIT = re.compile(r"\b(?:not|isn'?t|aren'?t|doesn'?t|don'?t|won'?t|wasn'?t)\s+always\b|\balmost (?:always|never)\b", re.I)
+_NEGATED_EXPLICIT = re.compile(r"\b(?:not|isn'?t|aren'?t|doesn'?t|don'?t|won'?t|wasn'?t)\s+always\b|\balmost (?:always|never)\b")
 _HYPOTHETICAL = re.compile(
     r"\b(?:what if|what about|how about|suppose|supposing|imagine|i wonder|wondering|would it|would that|"
     r"should we|shall we|could we|do you think|maybe we|perhaps we|not sure|is it|are you|did you|have you|"
-    r"why do|why does|why did|why is|whether|hypothetically|in theory|would be (?:nice|better|cool))\b",
-    re.I,
+    r"why do|why does|why did|why is|whether|hypothetically|in theory|would be (?:nice|better|cool))\b"
 )
 _REPORTED = re.compile(
     r"\b(?:says|said|tells|told (?:me|us|him|her|them)|wrote|writes that|keeps? saying|recommends|suggests|mentioned|"
     r"claims|according to)\b|\b(?:docs?|documentation|readme|guide|style ?guide|wiki|spec|manual|article|post|template)"
-    r"\s+(?:say|says|said|states?|mentions?|recommends?|suggests?)\b",
-    re.I,
+    r"\s+(?:say|says|said|states?|mentions?|recommends?|suggests?)\b"
 )
 _TEMPORARY = re.compile(
     r"\b(?:for now|right now|this time|just this once|for the moment|at the moment|temporarily|today|tonight|"
     r"this week|until (?:we|i|the|it)|in this (?:pr|pull request|commit|branch|ticket|task|change|session|run)|"
     r"for this (?:pr|pull request|commit|branch|ticket|task|change|test|run|file|one|session|feature|bug)|"
-    r"just for this)\b",
-    re.I,
+    r"just for this)\b"
 )
 _LEAD_IN = re.compile(
     r"^(?:(?:ok(?:ay)?|no+(?=\s*[,.!:;—–-])|nope|nah|wrong|hmm+|yes|yeah|yep|well|also|and|but|so|hey|btw|fyi|actually|"
@@ -387,10 +383,9 @@ _LEAD_IN = re.compile(
 #: Set phrases that look like rules and are not ("never mind", "no worries").
 _NOT_A_RULE = re.compile(
     r"^(?:never ?mind|no worries|no problem|no thanks|not now|no idea|not sure|no rush|never heard|no need,|"
-    r"don'?t worry|don'?t mind|don'?t bother|(?:always|never)\s+(?:seen|been|had|done|gone|heard|got|gotten|thought|knew|\w+ed)\b)",
-    re.I,
+    r"don'?t worry|don'?t mind|don'?t bother|(?:always|never)\s+(?:seen|been|had|done|gone|heard|got|gotten|thought|knew|\w+ed)\b)"
 )
-_CORRECTION_START = re.compile(r"^(?:no+|nope|nah|wrong|not like that|that'?s (?:wrong|not right)|again)\b", re.I)
+_CORRECTION_START = re.compile(r"^(?:no+|nope|nah|wrong|not like that|that'?s (?:wrong|not right)|again)\b")
 _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please |pls )?", re.I)
 _VERBS = (
     "use|keep|write|run|add|put|make|ensure|reply|respond|answer|commit|test|format|name|call|check|ask|follow|"
@@ -613,6 +608,7 @@ def _zh_tool_choice(text: str) -> tuple[list[str], list[str]]:
 
 
 def _explicit_word(text: str) -> str | None:
+    text = text.lower()  # the patterns are lower-case (faster than re.I)
     if _NEGATED_EXPLICIT.search(text):
         return None
     found = _EXPLICIT_EN.search(text)
@@ -1040,51 +1036,69 @@ class RuleExtractor:
     name = "rules"
     wants_context = False
 
-    def extract(self, turns: Sequence[TurnView], *, dry_run: bool = False) -> ExtractResult:
+    def extract(
+        self,
+        turns: Sequence[TurnView],
+        *,
+        dry_run: bool = False,
+        analysed: Mapping[str, Sequence[Candidate]] | None = None,
+    ) -> ExtractResult:
         """One candidate per rule of each human turn (a rule continued in the next sentence,
         "Don't push to main. Open a PR instead.", is one), then paraphrases in the run share
-        a key (:func:`group`); merging across sessions happens in :mod:`habitus.beliefs`."""
+        a key (:func:`group`); merging across sessions happens in :mod:`habitus.beliefs`.
+
+        ``analysed`` holds :meth:`analyse` results already computed for some turns (by the
+        reading workers), by turn id; the other turns are analysed here."""
         result = ExtractResult()
         for turn in turns:
             if turn.role != "user" or turn.kind not in ("human", "rejection"):
                 continue
-            seen: dict[str, Candidate] = {}
-            previous: Candidate | None = None
-            quotes: list[str] = []
-            cleaned = _clean(turn.text, quotes)
-            for sentence in _split(cleaned):
-                statement = analyse_sentence(sentence, rejection=turn.kind == "rejection", project=turn.project, quotes=quotes)
-                if statement is None:
-                    if previous is not None and self._complement(previous, sentence):
-                        previous.text = previous.text.rstrip(".。") + "; " + _capitalise(_restore(sentence, quotes))[0].lower() + _capitalise(_restore(sentence, quotes))[1:]
-                        previous.terms = previous.terms | terms(sentence)
-                    previous = None
-                    continue
-                if previous is not None and self._continues(previous, statement, sentence):
-                    previous.text = previous.text.rstrip(".。") + "; " + statement.text[0].lower() + statement.text[1:]
-                    previous.terms = previous.terms | statement.terms
-                    previous.explicit = previous.explicit or statement.explicit
-                    continue
-                if statement.key in seen:
-                    previous = seen[statement.key]
-                    continue
-                cand = Candidate(
-                    text=statement.text,
-                    type=statement.type,
-                    key=statement.key,
-                    evidence=[turn.id],
-                    explicit=statement.explicit,
-                    scope=statement.scope,
-                    why=statement.why[:500],
-                    contradicts=statement.contradicts,
-                    extractor=self.name,
-                    terms=statement.terms,
-                )
-                seen[statement.key] = cand
-                result.candidates.append(cand)
-                previous = cand
+            found = analysed.get(turn.id) if analysed is not None else None
+            result.candidates.extend(found if found is not None else self.analyse(turn))
         group(result.candidates)
         return result
+
+    def analyse(self, turn: TurnView) -> list[Candidate]:
+        """The candidates of one human turn, before grouping: a pure function of the turn
+        (text, kind, project, id), so it can run in any process."""
+        candidates: list[Candidate] = []
+        seen: dict[str, Candidate] = {}
+        previous: Candidate | None = None
+        quotes: list[str] = []
+        cleaned = _clean(turn.text, quotes)
+        for sentence in _split(cleaned):
+            statement = analyse_sentence(sentence, rejection=turn.kind == "rejection", project=turn.project, quotes=quotes)
+            if statement is None:
+                if previous is not None and self._complement(previous, sentence):
+                    restored = _capitalise(_restore(sentence, quotes))
+                    previous.text = previous.text.rstrip(".。") + "; " + restored[0].lower() + restored[1:]
+                    previous.terms = previous.terms | terms(sentence)
+                previous = None
+                continue
+            if previous is not None and self._continues(previous, statement, sentence):
+                previous.text = previous.text.rstrip(".。") + "; " + statement.text[0].lower() + statement.text[1:]
+                previous.terms = previous.terms | statement.terms
+                previous.explicit = previous.explicit or statement.explicit
+                continue
+            if statement.key in seen:
+                previous = seen[statement.key]
+                continue
+            cand = Candidate(
+                text=statement.text,
+                type=statement.type,
+                key=statement.key,
+                evidence=[turn.id],
+                explicit=statement.explicit,
+                scope=statement.scope,
+                why=statement.why[:500],
+                contradicts=statement.contradicts,
+                extractor=self.name,
+                terms=statement.terms,
+            )
+            seen[statement.key] = cand
+            candidates.append(cand)
+            previous = cand
+        return candidates
 
     @staticmethod
     def _complement(previous: Candidate, sentence: str) -> bool:

@@ -385,7 +385,7 @@ class _Reader:
             # ids, turn contexts and session metas are context (the last one before each
             # wanted line is all that counts). _wanted then decides as for every line.
             self.channel = "events" if _has_user_message_event(self.stream.path) else "items"
-            needles = (_USER_MESSAGE,) if self.channel == "events" else (b'"user"',)
+            needles: tuple[bytes, ...] = (_USER_MESSAGE,) if self.channel == "events" else (b'"user"',)
             needles += (b'"assistant"',) if self.want_assistant else ()
             context = list(_CONTEXT_NEEDLES)
             lines = self.stream.select(needles, first=True, context=context)

@@ -115,6 +115,10 @@ class FileResult:
     session_id: str | None
     redactions: Counter[str] = field(default_factory=Counter)
     redacted: bool = False
+    #: Fingerprint of the consumed prefix, taken by the reader (``None``: take it later).
+    consumed_fingerprint: str | None = None
+    #: Rule-extractor candidates of the human turns, by turn id, when analysed by the reader.
+    candidates: dict[str, list[Any]] | None = None
 
     def new_state(self, *, now: str) -> dict[str, Any] | None:
         """The ``files`` row after this read, or ``None`` when nothing changed."""
@@ -134,7 +138,7 @@ class FileResult:
             "inode": file.inode,
             "offset": offset,
             "lines": self.line,
-            "fingerprint": fingerprint(file, offset) if offset else hashlib.sha256(b"0").hexdigest(),
+            "fingerprint": self.consumed_fingerprint or (fingerprint(file, offset) if offset else hashlib.sha256(b"0").hexdigest()),
             "first_read": old.get("first_read") or now,
             "last_read": now,
             "rereads": int(old.get("rereads") or 0) + (1 if self.plan.status == "rewritten" else 0),
@@ -164,11 +168,21 @@ def redact_result(result: FileResult, *, emails: bool = False) -> None:
     result.redacted = True
 
 
-def read_file(source: Source, file_plan: FilePlan, *, context: bool = False, redact_emails: bool | None = None) -> FileResult:
+def read_file(
+    source: Source,
+    file_plan: FilePlan,
+    *,
+    context: bool = False,
+    redact_emails: bool | None = None,
+    analyse: bool = False,
+) -> FileResult:
     """Read the unread part of one file (nothing when unchanged) and keep what a run needs:
     human turns, and assistant turns when ``context``; with ``redact_emails`` not ``None``
-    their text is redacted here (see :func:`redact_result`). Never raises for bad content;
-    an unreadable file gives an empty result with ``bad_lines['unreadable_file']`` counted."""
+    their text is redacted here (see :func:`redact_result`), and with ``analyse`` too, the
+    rule extractor's per-turn analysis runs here as well (see :func:`analyse_result`). The
+    fingerprint of what was consumed is taken while the file is at hand. Never raises for
+    bad content; an unreadable file gives an empty result with
+    ``bad_lines['unreadable_file']`` counted."""
     stats = ReadStats()
     human: list[Turn] = []
     assistant: list[Turn] = []
@@ -186,16 +200,48 @@ def read_file(source: Source, file_plan: FilePlan, *, context: bool = False, red
         stats.bad_lines["unreadable_file"] += 1
         reader.stream.offset, reader.stream.line = file_plan.offset, file_plan.line
     result = FileResult(file_plan, human, assistant, stats, reader.stream.offset, reader.stream.line, session)
+    if file_plan.status not in ("unchanged", "touched") and result.offset:
+        try:
+            result.consumed_fingerprint = fingerprint(file_plan.file, result.offset)
+        except OSError:
+            result.consumed_fingerprint = None  # taken again when the state is saved
     if redact_emails is not None:
         redact_result(result, emails=redact_emails)
+        if analyse:
+            analyse_result(result)
     return result
 
 
-def _read_task(args: tuple[str, FilePlan, bool, bool | None]) -> FileResult:
+#: Per-process memory of analysed turns (turn id -> candidates): a turn re-logged in several
+#: files (resumed and forked sessions, Codex fork copies) is analysed once per worker. Reset
+#: when a worker starts; the main process never fills it.
+_ANALYSED: dict[str, list[Any]] = {}
+
+
+def analyse_result(result: FileResult) -> None:
+    """Run the rule extractor's per-turn analysis on the (redacted) human turns of
+    ``result``, in the reading worker, so extraction uses both cores; the main process then
+    only groups and merges. Candidates depend on the turn's text, kind, id and project."""
+    from habitus.extract import TurnView
+    from habitus.extract.rules import RuleExtractor
+    from habitus.paths import project_key
+
+    extractor = RuleExtractor()
+    found: dict[str, list[Any]] = {}
+    for turn in result.human:
+        cached = _ANALYSED.get(turn.id)
+        if cached is None:
+            view = TurnView(turn.id, turn.session_id, "user", turn.kind, turn.text, turn.cwd, turn.timestamp, turn.agent, project_key(turn.cwd))
+            cached = _ANALYSED[turn.id] = extractor.analyse(view)
+        found[turn.id] = cached
+    result.candidates = found
+
+
+def _read_task(args: tuple[str, FilePlan, bool, bool | None, bool]) -> FileResult:
     from habitus.sources import SOURCES
 
-    agent, file_plan, context, redact_emails = args
-    return read_file(SOURCES[agent], file_plan, context=context, redact_emails=redact_emails)
+    agent, file_plan, context, redact_emails, analyse = args
+    return read_file(SOURCES[agent], file_plan, context=context, redact_emails=redact_emails, analyse=analyse)
 
 
 #: A first scan reads in parallel (a process per core, up to 4) when it has at least this many
@@ -204,11 +250,22 @@ PARALLEL_MIN_BYTES = 48 * 1024 * 1024
 
 
 def read_files(
-    plans: list[FilePlan], *, context: bool = False, redact_emails: bool | None = None, workers: int | None = None
-) -> Iterator[FileResult]:
+    plans: list[FilePlan],
+    *,
+    context: bool = False,
+    redact_emails: bool | None = None,
+    analyse: bool = False,
+    workers: int | None = None,
+) -> Reading:
     """Read every planned file, in a process pool when the unread bytes reach
     ``PARALLEL_MIN_BYTES`` and the machine has more than one core, else in this process.
-    Results come in completion order (largest files are started first)."""
+
+    The pool starts reading before this returns, so the caller can do other work (open the
+    store) meanwhile; results then come in completion order (largest files are started
+    first), and the workers also redact and, with ``analyse``, run the rule extractor's
+    per-turn analysis. :meth:`Reading.close` (or an error while iterating) stops the
+    workers. In this process nothing is analysed: the caller extracts from the turns it
+    admits."""
     import os
 
     from habitus.sources import SOURCES
@@ -216,40 +273,79 @@ def read_files(
     todo = [p for p in plans if p.status not in ("unchanged", "touched")]
     pending_bytes = sum(max(0, p.file.size - p.offset) for p in todo)
     cores = workers if workers is not None else min(4, os.cpu_count() or 1)
-    for p in plans:
-        if p.status in ("unchanged", "touched"):
-            yield FileResult(p, [], [], ReadStats(), p.offset, p.line, None)
+    done = [FileResult(p, [], [], ReadStats(), p.offset, p.line, None) for p in plans if p.status in ("unchanged", "touched")]
     if cores < 2 or pending_bytes < PARALLEL_MIN_BYTES or len(todo) < 2:
-        for p in todo:
-            yield read_file(SOURCES[p.file.agent], p, context=context, redact_emails=redact_emails)
-        return
+        return Reading(_read_here(done, todo, SOURCES, context, redact_emails))
+    return _read_in_pool(done, todo, cores, context, redact_emails, analyse)
+
+
+class Reading(Iterator[FileResult]):
+    """The results of :func:`read_files`, an iterator; :meth:`close` stops the workers
+    whether or not iteration began (a generator that never started cannot do that)."""
+
+    def __init__(self, results: Iterator[FileResult], pool: Any = None) -> None:
+        self._results = results
+        self._pool = pool
+
+    def __next__(self) -> FileResult:
+        return next(self._results)
+
+    def close(self) -> None:
+        """Stop reading: terminate the workers, if any are left."""
+        close = getattr(self._results, "close", None)
+        if close is not None:
+            close()
+        if self._pool is not None:
+            _stop(self._pool)
+
+
+def _read_here(done: list[FileResult], todo: list[FilePlan], sources: Mapping[str, Source], context: bool, redact_emails: bool | None) -> Iterator[FileResult]:
+    yield from done
+    for p in todo:
+        yield read_file(sources[p.file.agent], p, context=context, redact_emails=redact_emails)
+
+
+def _read_in_pool(done: list[FileResult], todo: list[FilePlan], cores: int, context: bool, redact_emails: bool | None, analyse: bool) -> Reading:
     import multiprocessing
+    import signal
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    todo.sort(key=lambda p: p.file.size - p.offset, reverse=True)
-    import signal
-
+    todo = sorted(todo, key=lambda p: p.file.size - p.offset, reverse=True)
     pool = ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method), initializer=_worker_init)
     try:
         # Workers are forked while submitting: block SIGINT meanwhile so none of them can be
         # hit by Ctrl-C before its initializer ignores it; the main process gets it after.
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            futures = [pool.submit(_read_task, (p.file.agent, p, context, redact_emails)) for p in todo]
+            futures = [pool.submit(_read_task, (p.file.agent, p, context, redact_emails, analyse)) for p in todo]
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    except BaseException:
+        _stop(pool)
+        raise
+    return Reading(_results(pool, done, futures, as_completed), pool)
+
+
+def _results(pool: Any, done: list[FileResult], futures: list[Any], as_completed: Any) -> Iterator[FileResult]:
+    try:
+        yield from done
         for future in as_completed(futures):
             yield future.result()
     except BaseException:
-        # Ctrl-C (or any error) in this process: the workers ignore SIGINT, so stop them
-        # here instead of waiting for their queue, which can hang on an interrupted pipe.
-        for process in list(getattr(pool, "_processes", {}).values()):
-            process.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Ctrl-C, an error, or the caller closing this iterator: the workers ignore SIGINT,
+        # so stop them here instead of waiting for their queue, which can hang on an
+        # interrupted pipe.
+        _stop(pool)
         raise
     else:
         pool.shutdown(wait=True)
+
+
+def _stop(pool: Any) -> None:
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _worker_init() -> None:
@@ -258,3 +354,4 @@ def _worker_init() -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _ANALYSED.clear()

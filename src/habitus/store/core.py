@@ -29,7 +29,7 @@ class Store:
     Raises :class:`StoreError` when the database cannot be opened or migrated.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, fresh: bool = False) -> None:
         self.url = url
         try:
             kwargs: dict[str, Any] = {}
@@ -39,7 +39,7 @@ class Store:
             if url.startswith("sqlite"):
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
             self.conn: Connection = self.engine.connect()
-            self._migrate()
+            self._migrate(fresh=fresh or url == "sqlite://")
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"cannot open the store at {url}: {exc}") from exc
         self._tx: sa.engine.Transaction | None = None
@@ -56,17 +56,19 @@ class Store:
             return cls("sqlite://")
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         created = not path.exists()
-        store = cls(f"sqlite:///{path}")
+        store = cls(f"sqlite:///{path}", fresh=created)
         if created:
             os.chmod(path, 0o600)  # it holds the user's (redacted) prompts: theirs alone
         return store
 
-    def _migrate(self) -> None:
-        if self.url == "sqlite://":
-            # A throwaway in-memory store (a dry run without a store): the tables come from
-            # the same metadata the migrations build, without importing Alembic.
+    def _migrate(self, *, fresh: bool = False) -> None:
+        if fresh:
+            # A new store (or a throwaway in-memory one for a dry run): the tables come from
+            # the same metadata the migrations build, stamped at head, without importing
+            # Alembic or replaying history (Alembic's own advice for new databases;
+            # tests/test_store.py checks both ways build the same schema).
             metadata.create_all(self.conn)
-            self.conn.execute(sa.text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+            self.conn.execute(sa.text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"))
             self.conn.execute(sa.text("INSERT INTO alembic_version VALUES (:v)"), {"v": HEAD_REVISION})
             self.conn.commit()
             return
