@@ -143,3 +143,51 @@ def test_a_new_store_does_not_wipe_an_existing_block(isolated_home: Path, tmp_pa
     report = distill(OPTS)
     assert target.read_bytes() == before and not report.block["written"]
     assert any("no beliefs" in w for w in report.warnings)
+
+
+def test_the_process_pool_gives_exactly_what_one_process_gives(isolated_home: Path, shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first scan in the process pool (workers read, redact, take fingerprints and run the
+    rule analysis per turn) stores the same turns, files, beliefs and evidence, and reports
+    the same counts, as the same scan in one process."""
+    import shutil
+    import sqlite3
+
+    import habitus.sources.incremental as incremental
+    from test_distill_e2e import install_real_claude
+
+    install_real_claude(isolated_home, shared)
+    install_examples(isolated_home)
+    day = isolated_home / ".codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    for src in (shared / "transcripts" / "codex").glob("rollout-*.jsonl"):
+        dst = day / f"{src.stem}-0199aaaa-bbbb-cccc-dddd-{abs(hash(src.name)) % 10**12:012d}.jsonl"
+        shutil.copyfile(src, dst)
+        age(dst, 3600)
+
+    def scan(name: str, min_bytes: int) -> tuple[dict[str, object], dict[str, list[tuple[object, ...]]]]:
+        monkeypatch.setenv("HABITUS_HOME", str(tmp_path / name))
+        monkeypatch.setattr(incremental, "PARALLEL_MIN_BYTES", min_bytes)
+        monkeypatch.setattr(os, "cpu_count", lambda: 2)  # a pool even on a one-core machine
+        report = distill(OPTS).as_dict()
+        conn = sqlite3.connect(tmp_path / name / "habitus.db")
+        tables = {
+            "turns": "SELECT id, agent, session_id, path, line, byte_start, byte_end, cwd, project, kind, text, text_key, language FROM turns",
+            "files": "SELECT id, path, session_id, offset, lines, size, fingerprint FROM files",
+            "beliefs": "SELECT key, slug, text, type, scope, status, confidence, explicit, sessions, why FROM beliefs",
+            "evidence": "SELECT b.key, e.turn_id FROM evidence e JOIN beliefs b ON b.id = e.belief_id",
+        }
+        rows = {name: sorted(conn.execute(sql).fetchall(), key=repr) for name, sql in tables.items()}
+        conn.close()
+        keep = ("files_read", "bytes_read", "lines_read", "bad_lines", "dropped", "human_turns", "duplicate_turns", "new_human_turns", "redactions", "candidates_found", "candidates_rejected", "beliefs_new")
+        return {k: report[k] for k in keep}, rows
+
+    pools: list[int] = []
+    real_pool = incremental._read_in_pool
+    monkeypatch.setattr(incremental, "_read_in_pool", lambda *a, **k: pools.append(1) or real_pool(*a, **k))
+    one_report, one_rows = scan("one", 1 << 60)
+    assert pools == []
+    pool_report, pool_rows = scan("pool", 0)
+    assert pools == [1]
+    assert one_rows["turns"] and one_rows["beliefs"] and len(one_rows["files"]) > 10
+    assert pool_report == one_report
+    assert pool_rows == one_rows
