@@ -343,9 +343,25 @@ def _results(pool: Any, done: list[FileResult], futures: list[Any], as_completed
 
 
 def _stop(pool: Any) -> None:
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    """Terminate the pool's workers and let its manager thread end.
+
+    A worker killed while sending a result leaves half a message in the result pipe, and
+    the executor's manager thread then waits in ``recv`` for the rest forever, which hangs
+    the interpreter's exit (it joins that thread). Once the workers are dead, closing this
+    process's copy of the pipe's write end turns that wait into end-of-file: the manager
+    sees a broken pool and ends."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)  # gone after shutdown
+    for process in processes:
         process.terminate()
+    for process in processes:
+        process.join(timeout=5)
     pool.shutdown(wait=False, cancel_futures=True)
+    if writer is not None and not any(p.is_alive() for p in processes):
+        try:
+            writer.close()
+        except OSError:
+            pass
 
 
 def _worker_init() -> None:

@@ -55,11 +55,29 @@ class Store:
         if in_memory_if_missing and not path.exists():
             return cls("sqlite://")
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        created = not path.exists()
-        store = cls(f"sqlite:///{path}", fresh=created)
-        if created:
-            os.chmod(path, 0o600)  # it holds the user's (redacted) prompts: theirs alone
-        return store
+        if not path.exists():
+            cls._create(path)
+        return cls(f"sqlite:///{path}")
+
+    @classmethod
+    def _create(cls, path: Path) -> None:
+        """Build a new store in a temporary file beside ``path`` and move it into place only
+        when complete (SQLite commits each ``CREATE TABLE`` on its own, so a store built in
+        place and interrupted would be left half made). If another process created ``path``
+        meanwhile, its store is kept."""
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.new")
+        try:
+            cls(f"sqlite:///{temporary}", fresh=True).close()
+            os.chmod(temporary, 0o600)  # it holds the user's (redacted) prompts: theirs alone
+            try:
+                os.link(temporary, path)  # atomic, and never replaces an existing store
+            except FileExistsError:
+                pass
+            except OSError:  # a filesystem without hard links
+                if not path.exists():
+                    os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def _migrate(self, *, fresh: bool = False) -> None:
         if fresh:
