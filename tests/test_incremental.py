@@ -152,8 +152,9 @@ def test_the_process_pool_gives_exactly_what_one_process_gives(isolated_home: Pa
     import shutil
     import sqlite3
 
-    import habitus.sources.incremental as incremental
     from test_distill_e2e import install_real_claude
+
+    import habitus.sources.incremental as incremental
 
     install_real_claude(isolated_home, shared)
     install_examples(isolated_home)
