@@ -12,6 +12,8 @@ single session file, then times in one run:
   (v) ``habitus --version`` (process start-up, subtracted from (c)); (c) and (v) are the
       medians of 7 alternating runs
 
+habitus's bytecode is compiled first, as an installed copy's is.
+
 and prints MB/s, each time as a ratio to (a) measured in the same run, and each command's peak
 RSS (from ``wait4``). ``--mb 100,500`` runs two corpus sizes to show memory does not grow with
 the corpus. ``--markdown`` prints a table for BENCHMARKS.md.
@@ -228,6 +230,12 @@ def main() -> int:
     if not SHARED.is_dir():
         print(f"needs the real samples in {SHARED}", file=sys.stderr)
         return 2
+    # An installed habitus runs from compiled bytecode (pip compiles it; an editable install
+    # writes it on first use). Compile it now, so no run below pays for compiling our source
+    # (PYTHONDONTWRITEBYTECODE, set on some machines, would otherwise make every run do it).
+    import habitus
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(habitus.__file__).parent)], check=True)
     for size in [int(x) for x in args.mb.split(",")]:
         result = measure(size, args.workdir)
         show(result, args.markdown)

@@ -29,19 +29,61 @@ _CHUNK = 1024 * 1024
 _SELECT_BLOCK = 4 * 1024 * 1024
 
 
-@dataclass(slots=True)
 class TranscriptFile:
     """A transcript found by discovery. ``rel`` is the path relative to the agent's home,
-    with ``/`` separators; ``mtime`` is in seconds since the epoch; ``size`` in bytes."""
+    with ``/`` separators; ``mtime`` is in seconds since the epoch; ``size`` in bytes.
 
-    agent: str
-    path: Path
-    rel: str
-    size: int
-    mtime: float
-    inode: int
-    session_hint: str | None = None
-    project: str | None = None
+    ``path`` may be given as a string: discovery does (building a :class:`~pathlib.Path`
+    costs more than the ``stat`` of the file, and a re-run with nothing to do never needs
+    one); it becomes a ``Path`` when first asked for."""
+
+    __slots__ = ("agent", "_path", "rel", "size", "mtime", "inode", "session_hint", "project")
+
+    def __init__(
+        self,
+        agent: str,
+        path: Path | str,
+        rel: str,
+        size: int,
+        mtime: float,
+        inode: int,
+        session_hint: str | None = None,
+        project: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self._path = path
+        self.rel = rel
+        self.size = size
+        self.mtime = mtime
+        self.inode = inode
+        self.session_hint = session_hint
+        self.project = project
+
+    @property
+    def path(self) -> Path:
+        """The file's path."""
+        path = self._path
+        if isinstance(path, str):
+            path = self._path = Path(path)
+        return path
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.agent, os.fspath(self._path), self.rel, self.size, self.mtime, self.inode, self.session_hint, self.project)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TranscriptFile) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"TranscriptFile(agent={self.agent!r}, path={os.fspath(self._path)!r}, rel={self.rel!r}, size={self.size})"
+
+    def __getstate__(self) -> tuple[Any, ...]:  # for the reading workers
+        return (self.agent, os.fspath(self._path), self.rel, self.size, self.mtime, self.inode, self.session_hint, self.project)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (self.agent, self._path, self.rel, self.size, self.mtime, self.inode, self.session_hint, self.project) = state
 
 
 @dataclass(slots=True)
@@ -54,7 +96,7 @@ class Skipped:
     reason: str
 
 
-def relative_posix(home: Path, path: Path) -> str:
+def relative_posix(home: Path, path: Path | str) -> str:
     """``path`` relative to the agent's ``home`` with ``/`` separators (``Turn.path``,
     evidence ``path``); the whole path when it is not under ``home``."""
     base, full = os.fspath(home).rstrip(os.sep), os.fspath(path)

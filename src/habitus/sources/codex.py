@@ -298,18 +298,18 @@ class CodexSource:
                     continue
                 if not _ROLLOUT_NAME.match(entry.name):
                     continue
-                path = Path(entry.path)
+                path = entry.path  # a str: a Path is built only when the file is read
                 rel = _rel(home, path)
                 try:
                     st = entry.stat()  # a symlinked file is followed; folders never are
                 except OSError:
-                    yield Skipped(AGENT, path, rel, "unreadable")
+                    yield Skipped(AGENT, Path(path), rel, "unreadable")
                     continue
                 if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block a read
-                    yield Skipped(AGENT, path, rel, "not_a_regular_file")
+                    yield Skipped(AGENT, Path(path), rel, "not_a_regular_file")
                     continue
                 if not os.access(path, os.R_OK):
-                    yield Skipped(AGENT, path, rel, "unreadable")
+                    yield Skipped(AGENT, Path(path), rel, "unreadable")
                     continue
                 found = _UUID_TAIL.search(entry.name)
                 yield TranscriptFile(

@@ -311,6 +311,8 @@ def _read_in_pool(done: list[FileResult], todo: list[FilePlan], cores: int, cont
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    if method == "fork":
+        _warm_up(analyse)  # once here, inherited by every worker, instead of once per worker
     todo = sorted(todo, key=lambda p: p.file.size - p.offset, reverse=True)
     pool = ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method), initializer=_worker_init)
     try:
@@ -325,6 +327,19 @@ def _read_in_pool(done: list[FileResult], todo: list[FilePlan], cores: int, cont
         _stop(pool)
         raise
     return Reading(_results(pool, done, futures, as_completed), pool)
+
+
+def _warm_up(analyse: bool) -> None:
+    """Load what every worker needs before forking them: the redaction rules and, with
+    ``analyse``, the rule extractor's patterns (about 0.15 s each time otherwise)."""
+    from habitus.redact import redact
+
+    redact("warm up")
+    if analyse:
+        from habitus.extract import TurnView
+        from habitus.extract.rules import RuleExtractor
+
+        RuleExtractor().analyse(TurnView("", "", "user", "human", "Always run the tests before you commit."))
 
 
 def _results(pool: Any, done: list[FileResult], futures: list[Any], as_completed: Any) -> Iterator[FileResult]:
