@@ -8,7 +8,6 @@ key; habitus never rewrites the file.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -143,6 +142,8 @@ def load_config(path: Path | None = None) -> Config:
     path = path or config_path()
     if not path.exists():
         return _DEFAULTS
+    import tomllib  # here: a run without a config file does not need it
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is harmless
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

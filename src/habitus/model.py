@@ -19,6 +19,11 @@ def stable_id(*parts: object) -> str:
     return digest.hexdigest()[:16]
 
 
+def file_id(agent: str, rel: str) -> str:
+    """The store id of a transcript file: a content address of agent and relative path."""
+    return stable_id("file", agent, rel)
+
+
 @dataclass(slots=True)
 class Turn:
     """One unit read from a transcript: a content block, a merged assistant message, or a

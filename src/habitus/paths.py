@@ -10,8 +10,6 @@ import functools
 import os
 from pathlib import Path
 
-import platformdirs
-
 APP_NAME = "habitus"
 
 
@@ -36,6 +34,8 @@ def user_dir(create: bool = False) -> Path:
     if env is None:
         if os.environ.get("PYTEST_CURRENT_TEST"):
             raise RuntimeError("tests must set HABITUS_HOME; refusing the real user data dir")
+        import platformdirs  # here: with HABITUS_HOME set it is not needed
+
         env = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
     if create:
         env.mkdir(parents=True, exist_ok=True)
@@ -52,6 +52,8 @@ def config_path() -> Path:
         candidate = Path(os.environ["HABITUS_HOME"]).expanduser() / "config.toml"
         if candidate.exists():
             return candidate
+    import platformdirs
+
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from habitus.config import AGENTS, EXTRACTORS, Config, load_config
 from habitus.errors import HabitusError
+from habitus.model import file_id
 from habitus.paths import agent_home, claude_home
 from habitus.render.block import current_block, entry_count
 from habitus.render.stamp import render_stamp
 from habitus.sources.discover import select
-from habitus.sources.incremental import file_id, plan
 from habitus.store import HEAD_REVISION, default_db_path
 
 #: Prompt history file names, by agent (read by the pipeline; FORMATS.md 1.10 and 2.1).
@@ -147,9 +147,9 @@ def nothing_to_do(config: Config, options: DistillOptions, report: Report) -> bo
         selection = selection_for(config, options, report.agents)
         ids = [file_id(f.agent, f.rel) for f in selection.files]
         history_ids = {agent: file_id(agent, f"history:{name}") for agent, name in HISTORY_NAMES.items() if agent in selection.homes}
-        states = peek.file_states([*ids, *history_ids.values()])
+        stats = peek.file_stats([*ids, *history_ids.values()])
         for file, ident in zip(selection.files, ids, strict=True):
-            if plan(file, states.get(ident)).status != "unchanged":
+            if stats.get(ident) != (file.size, file.mtime, file.inode):  # plan() says "unchanged"
                 return False
         for agent, ident in history_ids.items():
             path = selection.homes[agent] / HISTORY_NAMES[agent]
@@ -157,8 +157,7 @@ def nothing_to_do(config: Config, options: DistillOptions, report: Report) -> bo
                 st = path.stat()
             except FileNotFoundError:
                 continue
-            known = states.get(ident)
-            if known is None or (known["size"], known["mtime"], known["inode"]) != (st.st_size, st.st_mtime, st.st_ino):
+            if stats.get(ident) != (st.st_size, st.st_mtime, st.st_ino):
                 return False
         if peek.get_state("render_stamp") != render_stamp(config, peek.beliefs_stamp()):
             return False

@@ -19,15 +19,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from habitus.model import ReadStats, Turn, stable_id
+from habitus.model import ReadStats, Turn, file_id
 from habitus.sources.base import LineStream, Source, TranscriptFile
 
 _WINDOW = 16 * 1024
-
-
-def file_id(agent: str, rel: str) -> str:
-    """The store id of a transcript file: a content address of agent and relative path."""
-    return stable_id("file", agent, rel)
 
 
 def fingerprint(file: TranscriptFile, offset: int) -> str:

@@ -39,6 +39,18 @@ class Peek:
                 out[row["id"]] = dict(row)
         return out
 
+    def file_stats(self, ids: Iterable[str]) -> dict[str, tuple[int, float, int]]:
+        """``(size, mtime, inode)`` by file id: what decides "unchanged" (see
+        ``habitus.sources.incremental.plan``), without building a row dict per file."""
+        out: dict[str, tuple[int, float, int]] = {}
+        batch = list(ids)
+        for i in range(0, len(batch), 500):
+            part = batch[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for ident, size, mtime, inode in self.conn.execute(f"SELECT id, size, mtime, inode FROM files WHERE id IN ({marks})", part):
+                out[ident] = (size, mtime, inode)
+        return out
+
     def get_state(self, key: str) -> str | None:
         """See ``Store.get_state``."""
         row = self.conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
