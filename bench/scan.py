@@ -10,7 +10,7 @@ single session file, then times in one run:
   (c) the same ``distill`` re-run over unchanged files
   (d) ``distill`` after appending to 1 % of the files
   (v) ``habitus --version`` (process start-up, subtracted from (c)); (c) and (v) are the
-      medians of 7 alternating runs
+      medians of 11 alternating runs
 
 habitus's bytecode is compiled first, as an installed copy's is.
 
@@ -40,7 +40,7 @@ import orjson
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "transcripts"
 #: Runs of (c) and (v) whose medians are reported.
-REPEATS = 7
+REPEATS = 11
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from habitus.config import AGENTS, EXTRACTORS, Config, load_config
 from habitus.errors import HabitusError
-from habitus.model import file_id
 from habitus.paths import agent_home, claude_home
 from habitus.render.block import current_block, entry_count
 from habitus.render.stamp import render_stamp
@@ -145,19 +144,18 @@ def nothing_to_do(config: Config, options: DistillOptions, report: Report) -> bo
         if peek.revision() != HEAD_REVISION:
             return False
         selection = selection_for(config, options, report.agents)
-        ids = [file_id(f.agent, f.rel) for f in selection.files]
-        history_ids = {agent: file_id(agent, f"history:{name}") for agent, name in HISTORY_NAMES.items() if agent in selection.homes}
-        stats = peek.file_stats([*ids, *history_ids.values()])
-        for file, ident in zip(selection.files, ids, strict=True):
-            if stats.get(ident) != (file.size, file.mtime, file.inode):  # plan() says "unchanged"
+        histories = {agent: f"history:{name}" for agent, name in HISTORY_NAMES.items() if agent in selection.homes}
+        stats = peek.file_stats([*(f.rel for f in selection.files), *histories.values()])
+        for file in selection.files:
+            if stats.get((file.agent, file.rel)) != (file.size, file.mtime, file.inode):  # plan() says "unchanged"
                 return False
-        for agent, ident in history_ids.items():
+        for agent, rel in histories.items():
             path = selection.homes[agent] / HISTORY_NAMES[agent]
             try:
                 st = path.stat()
             except FileNotFoundError:
                 continue
-            if stats.get(ident) != (st.st_size, st.st_mtime, st.st_ino):
+            if stats.get((agent, rel)) != (st.st_size, st.st_mtime, st.st_ino):
                 return False
         if peek.get_state("render_stamp") != render_stamp(config, peek.beliefs_stamp()):
             return False

@@ -39,16 +39,19 @@ class Peek:
                 out[row["id"]] = dict(row)
         return out
 
-    def file_stats(self, ids: Iterable[str]) -> dict[str, tuple[int, float, int]]:
-        """``(size, mtime, inode)`` by file id: what decides "unchanged" (see
-        ``habitus.sources.incremental.plan``), without building a row dict per file."""
-        out: dict[str, tuple[int, float, int]] = {}
-        batch = list(ids)
+    def file_stats(self, paths: Iterable[str]) -> dict[tuple[str, str], tuple[int, float, int]]:
+        """``(size, mtime, inode)`` by ``(agent, path)`` for the files whose stored relative
+        ``path`` is in ``paths``: what decides "unchanged" (see
+        ``habitus.sources.incremental.plan``), without hashing file ids or building a row
+        dict per file."""
+        out: dict[tuple[str, str], tuple[int, float, int]] = {}
+        batch = list(dict.fromkeys(paths))
         for i in range(0, len(batch), 500):
             part = batch[i : i + 500]
             marks = ",".join("?" * len(part))
-            for ident, size, mtime, inode in self.conn.execute(f"SELECT id, size, mtime, inode FROM files WHERE id IN ({marks})", part):
-                out[ident] = (size, mtime, inode)
+            query = f"SELECT agent, path, size, mtime, inode FROM files WHERE path IN ({marks})"
+            for agent, path, size, mtime, inode in self.conn.execute(query, part):
+                out[(agent, path)] = (size, mtime, inode)
         return out
 
     def get_state(self, key: str) -> str | None:
