@@ -247,7 +247,10 @@ class _Admission:
         self.excluded = 0
         self._seen: set[str] = set()
         self._detected: dict[str, int] = {}
-        self._times: dict[tuple[str, str], list[tuple[bool, float | None]]] = {}
+        #: (agent, prompt key) -> timestamps (epoch seconds) of its transcript turns [0] and
+        #: prompt-history turns [1] seen so far.
+        self._times: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+        self._keys: dict[str, str] = {}
 
     def _same_prompt(self, turn: Turn, key: str) -> bool:
         """Whether ``turn`` is a prompt already held by the other kind of source: a history
@@ -256,15 +259,24 @@ class _Admission:
         from_history = turn.path == HISTORY_PATH
         bucket = self._times.get((turn.agent, key))
         if bucket is None:
-            bucket = [(r["path"] == HISTORY_PATH, _epoch(r["timestamp"])) for r in self.store.turns_with_key(turn.agent, key)]
-            self._times[(turn.agent, key)] = bucket
+            bucket = self._times[(turn.agent, key)] = ([], [])
+            for row in self.store.turns_with_key(turn.agent, key):
+                self._remember(bucket, row["path"] == HISTORY_PATH, _epoch(row["timestamp"]))
         when = _epoch(turn.timestamp)
-        hit = any(
-            kind != from_history and other is not None and when is not None and abs(other - when) <= SAME_PROMPT_SECONDS
-            for kind, other in bucket
-        )
-        bucket.append((from_history, when))
+        hit = when is not None and any(abs(other - when) <= SAME_PROMPT_SECONDS for other in bucket[not from_history])
+        self._remember(bucket, from_history, when)
         return hit
+
+    @staticmethod
+    def _remember(bucket: tuple[list[float], list[float]], from_history: bool, when: float | None) -> None:
+        if when is not None:
+            bucket[from_history].append(when)
+
+    def _key(self, turn: Turn) -> str:
+        key = self._keys.get(turn.id)
+        if key is None:
+            key = self._keys[turn.id] = prompt_key(turn.text)
+        return key
 
     def _language(self, session: str, text: str) -> str | None:
         from habitus.extract.language import detect
@@ -291,13 +303,13 @@ class _Admission:
         """:meth:`admit` for many files' human turns, ids looked up in one query."""
         ids = {t.id for turns, _ in batches for t in turns}
         known = self.store.known_turns(ids) if ids else set()
-        keys = {prompt_key(t.text) for turns, _ in batches for t in turns}
+        keys = {self._key(t) for turns, _ in batches for t in turns}
         for key in keys:
-            self._times.setdefault(("claude", key), [])
-            for agent in ("codex", "droid"):
-                self._times.setdefault((agent, key), [])
+            for agent in ("claude", "codex", "droid"):
+                self._times.setdefault((agent, key), ([], []))
         for row in self.store.turns_with_keys(keys):
-            self._times.setdefault((row["agent"], row["text_key"]), []).append((row["path"] == HISTORY_PATH, _epoch(row["timestamp"])))
+            bucket = self._times.setdefault((row["agent"], row["text_key"]), ([], []))
+            self._remember(bucket, row["path"] == HISTORY_PATH, _epoch(row["timestamp"]))
         for turns, file_key in batches:
             self.admit(turns, file_key, known=known, redacted=redacted)
 
@@ -321,7 +333,7 @@ class _Admission:
             if not redacted:
                 cleaned = redact(turn.text, pii=self.config.redact_emails)
                 turn.text = cleaned.text
-            key = prompt_key(turn.text)  # of the redacted text, like the reader-redacted turns
+            key = self._key(turn) if redacted else prompt_key(turn.text)  # of the redacted text
             if self._same_prompt(turn, key):
                 self.stats.duplicates += 1
                 continue
