@@ -5,6 +5,8 @@ sessions and Codex rollouts, each clone with fresh session ids and uuids), inclu
 single session file, then times in one run:
 
   (a) baseline: ``orjson.loads`` of every line of every file (what any parser must at least do)
+  (r) discovery and the readers alone, in the first scan's process pool (the pre-filter's
+      own speed: no redaction, extraction or store)
   (b) ``habitus distill --dry-run`` first scan (nothing written)
   (b') ``habitus distill`` first scan (state written, so (c) and (d) can be incremental)
   (c) the same ``distill`` re-run over unchanged files
@@ -121,10 +123,23 @@ def baseline(home: Path) -> float:
     return time.perf_counter() - start
 
 
-def run(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """Run a habitus command; return (seconds, peak RSS in KiB, stdout)."""
+#: (r): discovery and the readers with their byte pre-filter, in the same process pool as a
+#: first scan, and nothing else (no redaction, extraction or store).
+READ_ONLY = """
+from habitus.quick import DistillOptions, prepare, selection_for
+from habitus.sources.incremental import plan, read_files
+options = DistillOptions(days=100000, sessions=10**7)
+config, report = prepare(options)
+selection = selection_for(config, options, report.agents)
+print(sum(len(r.human) for r in read_files([plan(f, None) for f in selection.files])))
+"""
+
+
+def run(args: list[str], env: dict[str, str], *, code: str | None = None) -> tuple[float, int, str]:
+    """Run a habitus command (or Python ``code``); return (seconds, peak RSS in KiB, stdout)."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "habitus", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command = [sys.executable, "-c", code] if code is not None else [sys.executable, "-m", "habitus", *args]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
@@ -162,6 +177,7 @@ def measure(megabytes: int, workdir: Path) -> dict[str, float]:
     env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(home / ".claude"), CODEX_HOME=str(home / ".codex"), FACTORY_HOME=str(home / ".factory"), HABITUS_HOME=str(state), HABITUS_CONFIG=str(root / "none.toml"))
     common = ["--days", "100000", "--sessions", "10000000", "--json"]
     base = baseline(home)
+    read_only, read_rss, _ = run([], env, code=READ_ONLY)
     dry, dry_rss, _ = run(["distill", "--dry-run", *common], env)
     first, first_rss, out = run(["distill", *common], env)
     report = orjson.loads(out)
@@ -183,6 +199,8 @@ def measure(megabytes: int, workdir: Path) -> dict[str, float]:
         "mb": mb,
         "files": files,
         "baseline_s": base,
+        "read_s": read_only,
+        "read_rss_mb": read_rss / 1024,
         "version_s": version,
         "dry_s": dry,
         "first_s": first,
@@ -203,6 +221,7 @@ def show(r: dict[str, float], markdown: bool) -> None:
     base = r["baseline_s"]
     rows = [
         ("(a) baseline: orjson.loads every line", base, r["mb"] / base, 1.0, None),
+        ("(r) readers only (pre-filter, pool; no redaction, extraction, store)", r["read_s"], r["mb"] / r["read_s"], r["read_s"] / base, r["read_rss_mb"]),
         ("(b) distill --dry-run, first scan", r["dry_s"], r["mb"] / r["dry_s"], r["dry_s"] / base, r["dry_rss_mb"]),
         ("(b') distill, first scan (writes state)", r["first_s"], r["mb"] / r["first_s"], r["first_s"] / base, r["first_rss_mb"]),
         ("(c) re-run, unchanged", r["rerun_s"], None, r["rerun_s"] / base, r["rerun_rss_mb"]),
@@ -217,7 +236,7 @@ def show(r: dict[str, float], markdown: bool) -> None:
             print(f"| {name} | {secs:.2f} | {'' if rate is None else f'{rate:.0f}'} | {ratio:.3f} | {'' if rss is None else f'{rss:.0f}'} |")
     else:
         for name, secs, rate, ratio, rss in rows:
-            print(f"{name:<42} {secs:8.2f} s  {'' if rate is None else f'{rate:7.0f} MB/s':>12}  ratio {ratio:6.3f}  {'' if rss is None else f'RSS {rss:5.0f} MB'}")
+            print(f"{name[:44]:<44} {secs:8.2f} s  {'' if rate is None else f'{rate:7.0f} MB/s':>12}  ratio {ratio:6.3f}  {'' if rss is None else f'RSS {rss:5.0f} MB'}")
 
 
 def main() -> int:

@@ -86,6 +86,9 @@ _BASH_INPUT = re.compile(r"<bash-input>\s*(.*?)\s*</bash-input>", re.S)
 _USER_NEEDLES = (b'"type":"user"', b'"type": "user"', b'"queued_command"')
 _ASSISTANT_NEEDLES = (b'"type":"assistant"', b'"type": "assistant"')
 _REJECTION_NEEDLE = b"doesn't want to"
+#: How a message's content starts when it holds no tool result: the API puts tool results
+#: first, so these lines are prompts (or meta text) and are parsed at once.
+_PROMPT_STARTS = (b'"', b' "', b'[{"type":"text"', b'[{"type":"image"', b'[{"type": "text"', b'[{"type": "image"')
 
 
 def might_hold_text(raw: bytes, assistant: bool = False) -> bool:
@@ -100,10 +103,21 @@ def might_hold_text(raw: bytes, assistant: bool = False) -> bool:
     """
     if not any(n in raw for n in _USER_NEEDLES):
         return assistant and any(n in raw for n in _ASSISTANT_NEEDLES)
-    last_tool = raw.rfind(b'"tool_use_id"')
-    if last_tool < 0 or _REJECTION_NEEDLE in raw:
+    message = raw.find(b'"message":')
+    if message >= 0:
+        content = raw.find(b'"content":', message, message + 64)
+        if content >= 0 and raw.startswith(_PROMPT_STARTS, content + 10):
+            return True  # a string, or a text or image block first: no tool result (parse it)
+    # Claude Code writes the tool output a second time after the message, under
+    # "toolUseResult": when the message comes first, only the message is searched (the
+    # three searches then cover about half the bytes).
+    end = raw.find(b',"toolUseResult":', message if message >= 0 else 0)
+    if end < 0 or message < 0:
+        end = len(raw)
+    last_tool = raw.rfind(b'"tool_use_id"', 0, end)
+    if last_tool < 0 or raw.find(_REJECTION_NEEDLE, 0, end) >= 0:
         return True
-    return raw.rfind(b'"type":"text"') > last_tool or raw.rfind(b'"type": "text"') > last_tool
+    return raw.find(b'"type":"text"', last_tool, end) >= 0 or raw.find(b'"type": "text"', last_tool, end) >= 0
 
 
 _BASE64_SOURCE = b'"type":"base64"'
