@@ -702,12 +702,35 @@ _RULE_PHRASES = re.compile(
     r"\blike\s+(?:it|when)\b|\bd\s+like\b|\bwould\s+like\b|\bno+\b"
 )
 _ASCII_WORD = re.compile(r"[a-z]+")
+#: Whether :func:`analyse_sentence` uses the word tests below to skip patterns (the tests
+#: switch it off to compare with the full analysis).
+PREFILTER = True
 
 
 def may_state_rule(low: str) -> bool:
     """Cheap test (about 3 µs) on a lower-cased ASCII sentence: ``False`` means
     :func:`analyse_sentence` finds no rule in it (see :data:`_RULE_WORDS`)."""
-    return not _RULE_WORDS.isdisjoint(_ASCII_WORD.findall(low)) or _RULE_PHRASES.search(low) is not None
+    return _may_state_rule(low, frozenset(_ASCII_WORD.findall(low)))
+
+
+def _may_state_rule(low: str, words: frozenset[str]) -> bool:
+    return not _RULE_WORDS.isdisjoint(words) or _RULE_PHRASES.search(low) is not None
+
+
+#: Words one of which every match of a pattern needs (ASCII text): without them the pattern
+#: is not run. _REPORTED: its verbs; _PROJECT_SCOPE and _SCOPE_PHRASE: their nouns;
+#: _LANGUAGE_PREF (English part): the language names.
+_REPORTED_WORDS = frozenset(
+    "says said say tells told wrote writes keep keeps recommends recommend suggests suggest "
+    "mentioned mention mentions claims according state states".split()
+)
+_SCOPE_WORDS = frozenset("repo repository project codebase code monorepo workspace".split())
+_LANGUAGE_WORDS = frozenset(k for k in _LANGUAGE_NAMES if k.isascii())
+
+
+def _needs(words: frozenset[str] | None, needed: frozenset[str]) -> bool:
+    """Whether a pattern needing one of ``needed`` can match (always, for non-ASCII text)."""
+    return words is None or not needed.isdisjoint(words)
 
 
 
@@ -735,9 +758,12 @@ def analyse_sentence(
         return _analyse_cjk(raw, rejection=rejection, project=project)
     text = raw.replace("’", "'").replace("‘", "'")
     low = text.lower()
-    if not rejection and text.isascii() and not may_state_rule(low):
+    # The words of an ASCII sentence let whole patterns be skipped when a word each of their
+    # matches needs is absent (``None``: not ASCII, every pattern runs).
+    words = frozenset(_ASCII_WORD.findall(low)) if PREFILTER and text.isascii() else None
+    if not rejection and words is not None and not _may_state_rule(low, words):
         return None  # none of the words every accepted rule holds: skip the costly patterns
-    if _HYPOTHETICAL.search(low) or _REPORTED.search(low) or _TEMPORARY.search(low):
+    if _HYPOTHETICAL.search(low) or (_needs(words, _REPORTED_WORDS) and _REPORTED.search(low)) or _TEMPORARY.search(low):
         return None
     if _NOT_A_RULE.match(_LEAD_IN.sub("", low)):
         return None
@@ -746,9 +772,10 @@ def analyse_sentence(
         return None
     explicit_word = _explicit_word(low)
     correction = rejection or bool(_CORRECTION_START.match(low))
-    scope = "project" if _PROJECT_SCOPE.search(text) else "global"
+    scoped = _needs(words, _SCOPE_WORDS)
+    scope = "project" if scoped and _PROJECT_SCOPE.search(text) else "global"
 
-    language = _LANGUAGE_PREF.search(text)
+    language = _LANGUAGE_PREF.search(text) if _needs(words, _LANGUAGE_WORDS) else None
     if language and (explicit_word or correction or request or re.match(r"^(?:please\s+)?(?:reply|respond|answer|talk|speak|communicate|write to me)\b", _LEAD_IN.sub("", text), re.I)):
         name = _language_name(language)
         return Statement(_capitalise(f"Reply in {name}"), f"language:{name.lower()}", "user", bool(explicit_word), "global", [], frozenset({"language", name.lower()}))
@@ -761,7 +788,7 @@ def analyse_sentence(
     if request:
         body = _REQUEST.sub("", body).rstrip(" ?")
     # Space before sentence punctuation only: "commit .env files" keeps its space.
-    body = re.sub(r"\s+([,;:.])(?=\s|$)", r"\1", _SCOPE_PHRASE.sub(" ", body)).strip(" ,")
+    body = re.sub(r"\s+([,;:.])(?=\s|$)", r"\1", _SCOPE_PHRASE.sub(" ", body) if scoped else body).strip(" ,")
     body = _LEAD_IN.sub("", body).strip()
     trailing_explicit = bool(_TRAIL_EXPLICIT.search(body))
     body = _TRAIL_EXPLICIT.sub("", body)
