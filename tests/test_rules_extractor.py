@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from habitus.beliefs import BeliefMerger
 from habitus.extract import TurnView
@@ -393,3 +395,16 @@ def test_the_prefilter_only_skips_sentences_that_are_no_rules(monkeypatch: pytes
                         checked += 1
                         assert rules.analyse_sentence(variant) is None, variant
     assert checked > 1000
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_language_detection_takes_the_same_decision_on_ascii_text_without_its_regexes(text: str) -> None:
+    """ASCII text skips the CJK and letter regexes; the letter count (and so the decision)
+    must be what the regexes give."""
+    from habitus.extract import language
+
+    letters = len(language._LETTER.findall(text))
+    assert len(text) - len(text.translate(language._NOT_ASCII_LETTERS)) == letters
+    if letters < 12:
+        assert language.detect(text) is None

@@ -20,6 +20,8 @@ _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _LETTER = re.compile(r"[^\W\d_]", re.U)
 
 _WORD = re.compile(r"[a-z']+")
+#: ``str.translate`` table deleting the ASCII letters (what ``_LETTER`` matches in ASCII).
+_NOT_ASCII_LETTERS = str.maketrans("", "", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 #: Very common English function words: a text where a quarter of the words are these is
 #: English without asking the detector (they are rare in the other supported languages).
 _ENGLISH = frozenset(
@@ -58,14 +60,17 @@ def _detector() -> Any:
 def detect(text: str) -> str | None:
     """ISO 639-1 code of ``text``'s language, or ``None`` when too short to tell (fewer than
     12 letters, or 3 CJK characters)."""
-    kana, hangul, han = len(_KANA.findall(text)), len(_HANGUL.findall(text)), len(_HAN.findall(text))
-    if kana >= 3:
-        return "ja"
-    if hangul >= 3:
-        return "ko"
-    letters = len(_LETTER.findall(text))
-    if han >= 3 and han >= 0.3 * letters:
-        return "zh"
+    if text.isascii():  # no CJK script; letters counted without a regex
+        letters = len(text) - len(text.translate(_NOT_ASCII_LETTERS))
+    else:
+        kana, hangul, han = len(_KANA.findall(text)), len(_HANGUL.findall(text)), len(_HAN.findall(text))
+        if kana >= 3:
+            return "ja"
+        if hangul >= 3:
+            return "ko"
+        letters = len(_LETTER.findall(text))
+        if han >= 3 and han >= 0.3 * letters:
+            return "zh"
     if letters < 12:
         return None
     words = _WORD.findall(text.lower())
