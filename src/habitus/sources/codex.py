@@ -792,10 +792,12 @@ def _has_user_message_event(path: Path) -> bool:
     """Whether the file holds any ``user_message`` event, scanning its bytes in chunks and
     stopping at the first hit (also sees a last line still being written)."""
     overlap = b""
+    size = 64 * 1024  # the first prompt is usually near the start: a small first read
     try:
         with open_binary(path) as fh:
             while True:
-                chunk = fh.read(_SCAN_CHUNK)
+                chunk = fh.read(size)
+                size = _SCAN_CHUNK
                 if not chunk:
                     return False
                 data = overlap + chunk
