@@ -210,6 +210,9 @@ def _no_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+#: Files whose human turns are admitted together while reading goes on.
+ADMIT_EVERY = 50
+
 #: Two copies of one prompt (a transcript and a prompt history, or a re-log) are one turn when
 #: their normalised text matches and their timestamps are this close (seconds).
 SAME_PROMPT_SECONDS = 600
@@ -251,6 +254,7 @@ class _Admission:
         #: prompt-history turns [1] seen so far.
         self._times: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
         self._keys: dict[str, str] = {}
+        self._looked_up: set[str] = set()  # prompt keys whose stored turns are in _times
 
     def _same_prompt(self, turn: Turn, key: str) -> bool:
         """Whether ``turn`` is a prompt already held by the other kind of source: a history
@@ -300,10 +304,13 @@ class _Admission:
             self.roles[turn.id] = "assistant"
 
     def admit_all(self, batches: Sequence[tuple[Sequence[Turn], str]], *, redacted: bool = False) -> None:
-        """:meth:`admit` for many files' human turns, ids looked up in one query."""
+        """:meth:`admit` for many files' human turns, ids looked up in one query. May be
+        called several times (files as they are read): the store is not written meanwhile,
+        so the result is that of one call with every file in the same order."""
         ids = {t.id for turns, _ in batches for t in turns}
         known = self.store.known_turns(ids) if ids else set()
-        keys = {self._key(t) for turns, _ in batches for t in turns}
+        keys = {self._key(t) for turns, _ in batches for t in turns} - self._looked_up
+        self._looked_up |= keys
         for key in keys:
             for agent in ("claude", "codex", "droid"):
                 self._times.setdefault((agent, key), ([], []))
@@ -410,6 +417,9 @@ def _run(
         if state is not None and state != result.plan.state:
             new_states.append(state)
         notify("file", {"index": index + 1, "total": len(plans), "path": file.rel, "status": result.plan.status})
+        if len(human) >= ADMIT_EVERY:  # while the workers go on reading
+            admission.admit_all(human, redacted=True)
+            human = []
     admission.admit_all(human, redacted=True)
     store.save_file_states(new_states, states)
     changed = bool(new_states)

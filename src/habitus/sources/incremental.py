@@ -232,11 +232,30 @@ def analyse_result(result: FileResult) -> None:
     result.candidates = found
 
 
-def _read_task(args: tuple[str, FilePlan, bool, bool | None, bool]) -> FileResult:
+def _read_batch(args: tuple[list[FilePlan], bool, bool | None, bool]) -> list[FileResult]:
     from habitus.sources import SOURCES
 
-    agent, file_plan, context, redact_emails, analyse = args
-    return read_file(SOURCES[agent], file_plan, context=context, redact_emails=redact_emails, analyse=analyse)
+    plans, context, redact_emails, analyse = args
+    return [read_file(SOURCES[p.file.agent], p, context=context, redact_emails=redact_emails, analyse=analyse) for p in plans]
+
+
+#: Tasks per worker a parallel scan is split into: whole batches of files (about equal in
+#: bytes), not a task per file, so the workers seldom wait for the main process to hand them
+#: the next one (it is busy meanwhile, opening the store).
+BATCHES_PER_WORKER = 6
+
+
+def batches(plans: list[FilePlan], count: int) -> list[list[FilePlan]]:
+    """``plans`` split into at most ``count`` batches of about equal unread bytes (largest
+    first, each to the lightest batch so far), heaviest batch first; no batch is empty."""
+    import heapq
+
+    heap: list[tuple[int, int, list[FilePlan]]] = [(0, i, []) for i in range(max(1, count))]
+    for p in sorted(plans, key=lambda p: p.file.size - p.offset, reverse=True):
+        size, index, batch = heapq.heappop(heap)
+        batch.append(p)
+        heapq.heappush(heap, (size + max(0, p.file.size - p.offset), index, batch))
+    return [batch for _, _, batch in sorted(heap, key=lambda e: (-e[0], e[1])) if batch]
 
 
 #: A first scan reads in parallel (a process per core, up to 4) when it has at least this many
@@ -308,14 +327,14 @@ def _read_in_pool(done: list[FileResult], todo: list[FilePlan], cores: int, cont
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     if method == "fork" and redact_emails is not None:
         _warm_up(analyse)  # once here, inherited by every worker, instead of once per worker
-    todo = sorted(todo, key=lambda p: p.file.size - p.offset, reverse=True)
+    work = batches(todo, cores * BATCHES_PER_WORKER)
     pool = ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context(method), initializer=_worker_init)
     try:
         # Workers are forked while submitting: block SIGINT meanwhile so none of them can be
         # hit by Ctrl-C before its initializer ignores it; the main process gets it after.
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            futures = [pool.submit(_read_task, (p.file.agent, p, context, redact_emails, analyse)) for p in todo]
+            futures = [pool.submit(_read_batch, (batch, context, redact_emails, analyse)) for batch in work]
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     except BaseException:
@@ -341,7 +360,7 @@ def _results(pool: Any, done: list[FileResult], futures: list[Any], as_completed
     try:
         yield from done
         for future in as_completed(futures):
-            yield future.result()
+            yield from future.result()
     except BaseException:
         # Ctrl-C, an error, or the caller closing this iterator: the workers ignore SIGINT,
         # so stop them here instead of waiting for their queue, which can hang on an
