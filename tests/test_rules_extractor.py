@@ -408,3 +408,15 @@ def test_language_detection_takes_the_same_decision_on_ascii_text_without_its_re
     assert len(text) - len(text.translate(language._NOT_ASCII_LETTERS)) == letters
     if letters < 12:
         assert language.detect(text) is None
+
+
+_TAIL_PARTS = ["please", "Please", "PLS", "thanks", "thank", "thank you", "Thank You", "ok", "OK", "okay", "xok", "_ok", "use uv", ",", ".", "!", ";", ":", " ", "\t", "\n", "\u00a0", "é", "1ok", "tks"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_TAIL_PARTS), max_size=8))
+def test_strip_trailing_is_the_regex_it_replaces(parts: list[str]) -> None:
+    from habitus.extract.rules import _TRAILING, strip_trailing
+
+    text = "".join(parts)
+    assert strip_trailing(text) == _TRAILING.sub("", text)

@@ -396,6 +396,10 @@ _VERBS = (
     "store|split|target|store|consult|verify|confirm|store|search|prefer|choose|pick|store|let'?s always|let'?s never"
 )
 _IMPERATIVE = re.compile(rf"^(?:{_VERBS})\b", re.I)
+#: "…, so always …": the rule is the clause after "so" (its reason is the one before).
+_SO_RULE = re.compile(r"[,;]\s*so\s+(?=(?:always|never|please|don'?t|do not|avoid|" + _VERBS + r")\b)", re.I)
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,;:.])(?=\s|$)")
+_PLEASE = re.compile(r"\bplease\b")
 _NEGATIVE = re.compile(
     r"^(?:never|don'?t|do not|dont|avoid|stop|quit|no more|no need to|no longer|refrain from|please don'?t)\b", re.I
 )
@@ -478,6 +482,31 @@ _CONDITION = re.compile(
     re.I,
 )
 _TRAILING = re.compile(r"[\s,;:.!]*(?:\b(?:please|pls|thanks?|thank you|ok)\b)?[\s,;:.!]*$", re.I)
+#: The words :data:`_TRAILING` drops at the end of a rule, longest first.
+_TRAILING_WORDS = ("thank you", "thanks", "please", "thank", "pls", "ok")
+
+
+def _rstrip_punctuation(text: str) -> str:
+    end = len(text)
+    while end and (text[end - 1] in ",;:.!" or text[end - 1].isspace()):
+        end -= 1
+    return text[:end]
+
+
+def strip_trailing(text: str) -> str:
+    """``_TRAILING.sub("", text)`` without the regex, which tries every position of the
+    text (the costliest pattern of the analysis): trailing punctuation and spaces, one
+    trailing "please" / "thanks" / "ok" (a whole word, any case), and the punctuation
+    before it, are dropped. A test checks both give the same on random texts."""
+    text = _rstrip_punctuation(text)
+    low = text[-9:].lower()
+    for word in _TRAILING_WORDS:
+        if low.endswith(word):
+            before = len(text) - len(word)
+            if before == 0 or not (text[before - 1].isalnum() or text[before - 1] == "_"):
+                return _rstrip_punctuation(text[:before])
+            break
+    return text
 _TRAIL_EXPLICIT = re.compile(
     r"[\s,;:—–-]+(?:always|ever|every time|please|from now on|going forward|in (?:the )?future)[\s.!]*$", re.I
 )
@@ -783,23 +812,23 @@ def analyse_sentence(
     lead = _LEAD_IN.match(text)
     lead_text = lead.group(0).lower() if lead else ""
     body = text[lead.end():] if lead else text
-    if re.search(r"\bplease\b", lead_text):
+    if "please" in lead_text and _PLEASE.search(lead_text):
         correction = correction or bool(re.match(r"\s*(?:don'?t|do not|stop|never|avoid|keep|stick|switch)\b", body, re.I))
     if request:
         body = _REQUEST.sub("", body).rstrip(" ?")
     # Space before sentence punctuation only: "commit .env files" keeps its space.
-    body = re.sub(r"\s+([,;:.])(?=\s|$)", r"\1", _SCOPE_PHRASE.sub(" ", body) if scoped else body).strip(" ,")
+    body = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", _SCOPE_PHRASE.sub(" ", body) if scoped else body).strip(" ,")
     body = _LEAD_IN.sub("", body).strip()
     trailing_explicit = bool(_TRAIL_EXPLICIT.search(body))
     body = _TRAIL_EXPLICIT.sub("", body)
-    body = _TRAILING.sub("", body).strip()
+    body = strip_trailing(body).strip()
     cond = ""
     conditional = _CONDITION.match(body)
     if conditional and not re.match(r"^if (?:we|you)\s+(?:always|never)\b", conditional.group("cond"), re.I):
         cond, body = conditional.group("cond"), conditional.group("main").strip()
         body = _LEAD_IN.sub("", body).strip()
     why = ""
-    so = re.search(r"[,;]\s*so\s+(?=(?:always|never|please|don'?t|do not|avoid|" + _VERBS + r")\b)", body, re.I)
+    so = _SO_RULE.search(body)
     if so:
         why, body = body[: so.start()].strip(), body[so.end():].strip()  # "we target 3.9, so never use match"
     reason = _REASON.search(body)
