@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from habitus.errors import MarkerError
-from habitus.render.files import write_if_changed
 
 BEGIN = "<!-- BEGIN habitus (auto-managed · do not edit this block by hand) -->"
 END = "<!-- END habitus -->"
@@ -196,5 +195,7 @@ def write_block(path: Path, block_text: str, *, backup_dir: Path, create: bool =
             return BlockWrite(path, 0, 0, False, None)
     before = current_block(data, name=str(path))
     new = splice(data, block_text, name=str(path))
+    from habitus.render.files import write_if_changed  # here: reading markers needs none of it
+
     written, saved = write_if_changed(path, new, backup_dir=backup_dir)
     return BlockWrite(path, len(before) if before else 0, len(block_text), written, saved)
