@@ -420,3 +420,45 @@ def test_strip_trailing_is_the_regex_it_replaces(parts: list[str]) -> None:
 
     text = "".join(parts)
     assert strip_trailing(text) == _TRAILING.sub("", text)
+
+
+def _reference_clusters(general: list, weight: dict) -> list[list]:
+    """The clustering as first written: every rule against every member of every cluster."""
+    from habitus.extract.rules import same_rule, similarity
+
+    clusters: list[list] = []
+    for cand in general:
+        scope = cand.key.partition("@")[2]
+        best, best_score = None, 0.0
+        for cluster in clusters:
+            if cluster[0].key.partition("@")[2] != scope:
+                continue
+            matches = [similarity(cand.terms, other.terms, weight) for other in cluster if same_rule(cand.terms, other.terms, weight)]
+            if 2 * len(matches) < len(cluster):
+                continue
+            score = max(matches)
+            if score > best_score:
+                best, best_score = cluster, score
+        if best is None:
+            clusters.append([cand])
+        else:
+            best.append(cand)
+    return clusters
+
+
+_TERMS = "commit test lint run push branch 提交".split()
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(st.frozensets(st.sampled_from(_TERMS), min_size=1, max_size=5), st.sampled_from(["do:", "never:"]), st.sampled_from(["", "@/p"])), max_size=40))
+def test_rule_clusters_are_those_of_comparing_every_member(specs: list) -> None:
+    """The indexed clustering (term sets counted once per cluster, clusters sharing no term
+    skipped) forms exactly the clusters of the plain all-pairs version."""
+    from habitus.extract import Candidate
+    from habitus.extract.rules import cluster_rules, term_weights
+
+    general = [Candidate(text=f"r{i}", type="feedback", key=f"{prefix}{i}{scope}", evidence=[f"t{i}"], terms=terms) for i, (terms, prefix, scope) in enumerate(specs)]
+    weight = term_weights([c.terms for c in general])
+    got = [[c.key for c in cluster] for cluster in cluster_rules(general, weight)]
+    want = [[c.key for c in cluster] for cluster in _reference_clusters(general, weight)]
+    assert got == want

@@ -244,6 +244,7 @@ class _Admission:
         self.run_id = run_id
         self.stats = stats
         self.rows: list[dict[str, Any]] = []
+        self.admitted = 0  # rows written by flush()
         self.views: list[TurnView] = []
         self.roles: dict[str, str] = {}
         self.redactions: Counter[str] = Counter()
@@ -295,6 +296,29 @@ class _Admission:
         if found is not None:
             self._detected[session] = done + 1
         return found
+
+    def flush(self) -> None:
+        """Add the rows admitted so far to the store (this run's transaction) and let them
+        go, so a run holds no more than a chunk of turns' rows at once."""
+        if self.rows:
+            self.store.add_turns(self.rows)
+            self.admitted += len(self.rows)
+            self.rows = []
+        self._keys.clear()
+
+    def prune(self, analysed: dict[str, list[Candidate]]) -> None:
+        """Forget the views (and roles) of human turns whose analysis, done by the reading
+        workers, found no candidate, and those empty analyses: the extractor only collects
+        candidates from them. Call only when every analysed turn has been admitted."""
+        kept = []
+        for view in self.views:
+            if view.role == "user" and analysed.get(view.id) == []:
+                self.roles.pop(view.id, None)
+            else:
+                kept.append(view)
+        self.views = kept
+        for ident in [k for k, found in analysed.items() if not found]:
+            del analysed[ident]
 
     def context(self, turn: Turn) -> None:
         """Keep an assistant turn (already redacted by the reader) as context for extractors
@@ -420,7 +444,10 @@ def _run(
         if len(human) >= ADMIT_EVERY:  # while the workers go on reading
             admission.admit_all(human, redacted=True)
             human = []
+            admission.flush()
+            admission.prune(analysed)
     admission.admit_all(human, redacted=True)
+    admission.prune(analysed)
     store.save_file_states(new_states, states)
     changed = bool(new_states)
 
@@ -432,14 +459,14 @@ def _run(
     report.dropped = dict(stats.dropped)
     report.human_turns = stats.human_turns
     report.duplicate_turns = stats.duplicates
-    report.new_human_turns = len(admission.rows)
+    admission.flush()
+    report.new_human_turns = admission.admitted
     report.excluded_turns = admission.excluded
     report.redactions = dict(admission.redactions)
-    store.add_turns(admission.rows)
-    changed = changed or bool(admission.rows)
+    changed = changed or bool(admission.admitted)
 
     # extract → validate → believe
-    notify("extract", {"turns": len(admission.rows)})
+    notify("extract", {"turns": admission.admitted})
     deferred_key = f"deferred_turns:{getattr(extractor, 'name', 'rules')}"
     waiting = json.loads(store.get_state(deferred_key) or "[]")
     if waiting:  # turns an earlier run could not send (LLM daily cap, failed call)
@@ -459,7 +486,7 @@ def _run(
     candidates: list[Candidate] = list(result.candidates)
     rejected = Counter(result.rejected)
     roles = admission.roles
-    if admission.rows:
+    if admission.admitted:
         lang = language_candidate(store.all_human_turns(columns=("id", "agent", "session_id", "language")), min_sessions=config.min_occurrences)
         if lang is not None:
             candidates.append(lang)

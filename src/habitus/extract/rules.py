@@ -1042,6 +1042,47 @@ def rule_key(text: str, *, project: str | None = None, scope: str = "global") ->
 # ============================================================================ grouping
 
 
+def cluster_rules(general: Sequence[Candidate], weight: Mapping[str, float]) -> list[list[Candidate]]:
+    """The clusters :func:`group` forms, in order: a rule joins the cluster (of its scope)
+    with the most similar member among those it is :func:`same_rule` as at least half of the
+    members of, else starts one.
+
+    Each cluster keeps how many members hold each distinct term set (a rule repeated in many
+    sessions is one set), and an index from terms to clusters skips the clusters that share
+    no term with the rule (``same_rule`` needs two shared terms): the same result as
+    comparing with every member, without the quadratic cost on a long first scan."""
+    clusters: list[list[Candidate]] = []
+    term_sets: list[Counter[frozenset[str]]] = []
+    by_term: dict[str, set[int]] = {}
+    for cand in general:
+        scope = cand.key.partition("@")[2]
+        terms = cand.terms
+        best, best_score = -1, 0.0
+        nearby = set().union(*(by_term.get(t, ()) for t in terms)) if terms else set()
+        for index in sorted(nearby):
+            cluster = clusters[index]
+            if cluster[0].key.partition("@")[2] != scope:
+                continue
+            matched, score = 0, 0.0
+            for other, count in term_sets[index].items():
+                if same_rule(terms, other, weight):
+                    matched += count
+                    score = max(score, similarity(terms, other, weight))
+            if 2 * matched < len(cluster):
+                continue  # it must be a paraphrase of most of the cluster, not of one member
+            if score > best_score:
+                best, best_score = index, score
+        if best < 0:
+            best = len(clusters)
+            clusters.append([])
+            term_sets.append(Counter())
+        clusters[best].append(cand)
+        term_sets[best][terms] += 1
+        for t in terms:
+            by_term.setdefault(t, set()).add(best)
+    return clusters
+
+
 def group(candidates: Sequence[Candidate]) -> None:
     """Give paraphrases among ``candidates`` one key, in place.
 
@@ -1052,25 +1093,7 @@ def group(candidates: Sequence[Candidate]) -> None:
     ``avoid:X`` takes the key of the one ``use:Y`` that replaces X among the same candidates
     ("use Y instead of X"), when there is exactly one, and contradicts ``use:X``."""
     general = [c for c in candidates if c.key.split(":", 1)[0] in ("do", "never")]
-    weight = term_weights([c.terms for c in general])
-    clusters: list[list[Candidate]] = []
-    for cand in general:
-        scope = cand.key.partition("@")[2]
-        best, best_score = None, 0.0
-        for cluster in clusters:
-            if cluster[0].key.partition("@")[2] != scope:
-                continue
-            matches = [similarity(cand.terms, other.terms, weight) for other in cluster if same_rule(cand.terms, other.terms, weight)]
-            if 2 * len(matches) < len(cluster):
-                continue  # it must be a paraphrase of most of the cluster, not of one member
-            score = max(matches)
-            if score > best_score:
-                best, best_score = cluster, score
-        if best is None:
-            clusters.append([cand])
-        else:
-            best.append(cand)
-    for cluster in clusters:
+    for cluster in cluster_rules(general, term_weights([c.terms for c in general])):
         for cand in cluster[1:]:
             cand.key = cluster[0].key
     replaced: dict[str, set[str]] = {}
