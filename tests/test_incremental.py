@@ -149,6 +149,7 @@ def test_the_process_pool_gives_exactly_what_one_process_gives(isolated_home: Pa
     """A first scan in the process pool (workers read, redact, take fingerprints and run the
     rule analysis per turn) stores the same turns, files, beliefs and evidence, and reports
     the same counts, as the same scan in one process."""
+    import re
     import shutil
     import sqlite3
 
@@ -158,6 +159,14 @@ def test_the_process_pool_gives_exactly_what_one_process_gives(isolated_home: Pa
 
     install_real_claude(isolated_home, shared)
     install_examples(isolated_home)
+    # The same session logged twice (a resumed copy in another project folder, another cwd):
+    # which copy is kept must not depend on which worker finishes first.
+    source = next((isolated_home / ".claude" / "projects").rglob("*.jsonl"))
+    for n, cwd in enumerate(("/work/alpha", "/work/beta")):
+        twin = isolated_home / ".claude" / "projects" / f"-work-twin{n}" / source.name
+        twin.parent.mkdir(parents=True)
+        twin.write_bytes(re.sub(rb'"cwd": ?"[^"]*"', f'"cwd":"{cwd}"'.encode(), source.read_bytes()))
+        age(twin, 3600 + n)
     day = isolated_home / ".codex" / "sessions" / "2026" / "11" / "20"
     day.mkdir(parents=True)
     for src in (shared / "transcripts" / "codex").glob("rollout-*.jsonl"):

@@ -10,6 +10,7 @@ changes nothing on disk. A run that finds nothing new writes nothing at all.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import stat
@@ -43,7 +44,7 @@ from habitus.sources.history import (
     read_claude_history,
     read_codex_history,
 )
-from habitus.sources.incremental import FilePlan, file_id, fingerprint, plan, read_files
+from habitus.sources.incremental import FilePlan, FileResult, file_id, fingerprint, plan, read_files
 from habitus.store import HEAD_REVISION, now_iso
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,6 +87,7 @@ def distill(
         report.seconds = round(time.monotonic() - started, 3)
         return report
     lock = None
+    collecting = gc.isenabled()
     if not options.dry_run:
         from filelock import FileLock, Timeout
 
@@ -116,6 +118,8 @@ def distill(
                 with _no_interrupts():  # a second Ctrl-C must not break the rollback
                     store.close()
     finally:
+        if collecting:
+            gc.enable()  # paused while reading (see _run)
         if lock is not None:
             with _no_interrupts():
                 lock.release()
@@ -422,30 +426,48 @@ def _run(
     admission = _Admission(store, config, now, stats)
     changed = False
     states = {p.state["id"]: p.state for p in plans if p.state is not None}
-    human: list[tuple[list[Turn], str]] = []
     new_states: list[dict[str, Any]] = []
     analysed: dict[str, list[Candidate]] = {}
+    position = {(p.file.agent, p.file.rel): i for i, p in enumerate(plans)}
+    arrived: list[tuple[int, FileResult]] = []
+    # Reading and admission make tens of thousands of objects and no reference cycles: the
+    # cyclic garbage collector would scan them again and again (a quarter of a long first
+    # scan's CPU), so it waits until admission is done (distill() turns it back on on error).
+    collecting = gc.isenabled()
+    gc.disable()
     for index, result in enumerate(reading):
         file = result.plan.file
         read_counts[result.plan.status] += 1
-        if result.plan.status == "rewritten":
-            report.rewritten.append(f"{file.agent}:{file.rel}")
         stats.add(result.stats)
         admission.redactions.update(result.redactions)
+        state = result.new_state(now=now)
+        if state is not None and state != result.plan.state:
+            new_states.append(state)
+        arrived.append((position[(file.agent, file.rel)], result))
+        notify("file", {"index": index + 1, "total": len(plans), "path": file.rel, "status": result.plan.status})
+    # Admitted in plan order (newest first), as when one process reads: which copy of a
+    # turn logged in several files is kept, and the order extraction sees, must not depend
+    # on which reading worker finished first.
+    arrived.sort(key=lambda item: item[0])
+    human: list[tuple[list[Turn], str]] = []
+    for _, result in arrived:
+        file = result.plan.file
+        if result.plan.status == "rewritten":
+            report.rewritten.append(f"{file.agent}:{file.rel}")
         for turn in result.assistant:
             admission.context(turn)
         human.append((result.human, file_id(file.agent, file.rel)))
         if result.candidates is not None:
-            analysed.update(result.candidates)
-        state = result.new_state(now=now)
-        if state is not None and state != result.plan.state:
-            new_states.append(state)
-        notify("file", {"index": index + 1, "total": len(plans), "path": file.rel, "status": result.plan.status})
-        if len(human) >= ADMIT_EVERY:  # while the workers go on reading
+            for ident, found in result.candidates.items():
+                analysed.setdefault(ident, found)  # the copy admission keeps: the first
+        if len(human) >= ADMIT_EVERY:
             admission.admit_all(human, redacted=True)
             human = []
             admission.flush()
             admission.prune(analysed)
+    del arrived
+    if collecting:
+        gc.enable()
     admission.admit_all(human, redacted=True)
     admission.prune(analysed)
     store.save_file_states(new_states, states)

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from habitus.errors import HabitusError
 from habitus.model import ReadStats, Turn, file_id
 from habitus.sources.base import LineStream, Source, TranscriptFile
 
@@ -275,8 +276,8 @@ def read_files(
     ``PARALLEL_MIN_BYTES`` and the machine has more than one core, else in this process.
 
     The pool starts reading before this returns, so the caller can do other work (open the
-    store) meanwhile; results then come in completion order (largest files are started
-    first), and the workers also redact and, with ``analyse``, run the rule extractor's
+    store) meanwhile; results then come in completion order (the caller puts them back in
+    plan order where order matters), and the workers also redact and, with ``analyse``, run the rule extractor's
     per-turn analysis. :meth:`Reading.close` (or an error while iterating) stops the
     workers. In this process nothing is analysed: the caller extracts from the turns it
     admits."""
@@ -357,10 +358,16 @@ def _warm_up(analyse: bool) -> None:
 
 
 def _results(pool: Any, done: list[FileResult], futures: list[Any], as_completed: Any) -> Iterator[FileResult]:
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         yield from done
         for future in as_completed(futures):
-            yield from future.result()
+            try:
+                results = future.result()
+            except BrokenProcessPool as exc:
+                raise HabitusError("a reading process stopped unexpectedly (killed?); nothing was stored, run distill again") from exc
+            yield from results
     except BaseException:
         # Ctrl-C, an error, or the caller closing this iterator: the workers ignore SIGINT,
         # so stop them here instead of waiting for their queue, which can hang on an
@@ -400,3 +407,21 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _ANALYSED.clear()
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the kernel end this worker when the main process dies (killed, out of
+    memory): else it would wait forever to hand over a result nobody reads."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
