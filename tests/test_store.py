@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from alembic.config import Config
 from alembic.script import ScriptDirectory
@@ -72,3 +73,46 @@ def test_a_new_store_has_the_schema_the_migrations_build(tmp_path: Path) -> None
     engine.dispose()
     assert _schema(fresh) == _schema(migrated)
     assert _schema(fresh)["revision"] == [HEAD_REVISION]
+
+
+def test_a_store_from_a_newer_version_is_a_clean_error(isolated_home: Path) -> None:
+    """A store at a revision this version does not know (after a downgrade) is refused with
+    a plain error naming the store, not an internal error, and is left as it was."""
+    import os
+    import sqlite3
+
+    from conftest import install_examples, run_cli
+
+    install_examples(isolated_home)
+    run_cli("distill", "--days", "100000")
+    db = Path(os.environ["HABITUS_HOME"]) / "habitus.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'zzzz9999'")
+    before = db.read_bytes()
+    for path in (isolated_home / ".claude" / "projects").rglob("*.jsonl"):
+        os.utime(path, (path.stat().st_atime, path.stat().st_mtime - 60))  # something to read
+    done = run_cli("distill", "--days", "100000", check=False)
+    assert done.returncode == 1
+    assert done.stderr.startswith("habitus: error: the store (") and "zzzz9999" in done.stderr
+    assert "internal error" not in done.stderr and db.read_bytes() == before
+
+
+def test_database_errors_are_reported_without_their_sql(tmp_path: Path) -> None:
+    """A write to a read-only store raises SQLAlchemy's OperationalError, whose text holds
+    the SQL and its parameters (transcript paths): the CLI reports only the database's
+    own message."""
+    import sqlite3
+
+    from habitus.cli import _store_problem
+
+    db = tmp_path / "ro.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (path TEXT)")
+    engine = sa.create_engine(f"sqlite:///file:{db}?mode=ro&uri=true")
+    with engine.connect() as conn, pytest.raises(sa.exc.OperationalError) as caught:
+        conn.execute(sa.text("INSERT INTO t VALUES (:p)"), {"p": "/home/dev/secret-project/x.jsonl"})
+    engine.dispose()
+    message = _store_problem(caught.value)
+    assert message is not None and "readonly" in message
+    assert "secret-project" not in message and "INSERT" not in message
+    assert _store_problem(ValueError("x")) is None

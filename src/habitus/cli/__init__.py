@@ -39,6 +39,10 @@ class HabitusGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as exc:
+            store_problem = _store_problem(exc)
+            if store_problem is not None and not os.environ.get("HABITUS_DEBUG"):
+                click.echo(f"habitus: error: {store_problem}", err=True)
+                ctx.exit(1)
             if os.environ.get("HABITUS_DEBUG") or os.environ.get("PYTEST_CURRENT_TEST"):
                 raise
             click.echo(
@@ -48,6 +52,28 @@ class HabitusGroup(click.Group):
             )
             ctx.exit(1)
         return None
+
+
+def _store_problem(exc: BaseException) -> str | None:
+    """A message for a database error from the store (read-only file or folder, a revision
+    this version does not know after a downgrade), without the SQL and its parameters
+    (they hold transcript paths); ``None`` for anything else."""
+    module = type(exc).__module__
+    if module.startswith("sqlalchemy"):
+        original = getattr(exc, "orig", None) or exc
+        return f"the store ({_db_path()}) cannot be used: {original}"
+    if module.startswith("alembic"):
+        return f"the store ({_db_path()}) is at a revision this habitus does not know (made by a newer version?): {exc}"
+    return None
+
+
+def _db_path() -> str:
+    try:
+        from habitus.store import default_db_path
+
+        return str(default_db_path())
+    except Exception:  # noqa: BLE001 - only for the message
+        return "habitus.db"
 
 
 @click.group(cls=HabitusGroup, context_settings={"help_option_names": ["-h", "--help"]})
