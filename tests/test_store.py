@@ -116,3 +116,20 @@ def test_database_errors_are_reported_without_their_sql(tmp_path: Path) -> None:
     assert message is not None and "readonly" in message
     assert "secret-project" not in message and "INSERT" not in message
     assert _store_problem(ValueError("x")) is None
+
+
+def test_a_new_store_removes_what_a_killed_creation_left(tmp_path: Path) -> None:
+    """A store creation killed before its end leaves ``.habitus.db.<pid>.new`` (and its
+    journal): the next creation removes them when that process is gone, keeps others'."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    pid = int(dead.stdout)
+    stale = [tmp_path / f".habitus.db.{pid}.new", tmp_path / f".habitus.db.{pid}.new-journal"]
+    for path in stale:
+        path.write_bytes(b"half made")
+    mine = tmp_path / f".habitus.db.{1}.new"  # pid 1 is alive
+    mine.write_bytes(b"in progress")
+    Store.open(tmp_path / "habitus.db").close()
+    assert not any(p.exists() for p in stale) and mine.exists()

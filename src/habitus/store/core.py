@@ -66,6 +66,7 @@ class Store:
         place and interrupted would be left half made). If another process created ``path``
         meanwhile, its store is kept."""
         temporary = path.with_name(f".{path.name}.{os.getpid()}.new")
+        _remove_stale(path)
         try:
             cls(f"sqlite:///{temporary}", fresh=True).close()
             os.chmod(temporary, 0o600)  # it holds the user's (redacted) prompts: theirs alone
@@ -348,6 +349,37 @@ class Store:
     def count_files(self) -> int:
         """How many transcript files have a read state."""
         return int(self.conn.execute(sa.select(sa.func.count()).select_from(files)).scalar_one())
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove what a store creation killed before its end left beside ``path``
+    (``.habitus.db.<pid>.new`` and its journal), when that process is gone."""
+    prefix = f".{path.name}."
+    try:
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if not name.startswith(prefix) or ".new" not in name:
+            continue
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            entry.unlink()
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, not ours
+    return True
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
