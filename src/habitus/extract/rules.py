@@ -481,8 +481,7 @@ _CONDITION = re.compile(
     r"(?:for|on|in|with|after|before) (?:every|each|any|all)\b)[^,]{1,60}),\s*(?P<main>.+)$",
     re.I,
 )
-_TRAILING = re.compile(r"[\s,;:.!]*(?:\b(?:please|pls|thanks?|thank you|ok)\b)?[\s,;:.!]*$", re.I)
-#: The words :data:`_TRAILING` drops at the end of a rule, longest first.
+#: The words :func:`strip_trailing` drops at the end of a rule, longest first.
 _TRAILING_WORDS = ("thank you", "thanks", "please", "thank", "pls", "ok")
 
 
@@ -494,8 +493,9 @@ def _rstrip_punctuation(text: str) -> str:
 
 
 def strip_trailing(text: str) -> str:
-    """``_TRAILING.sub("", text)`` without the regex, which tries every position of the
-    text (the costliest pattern of the analysis): trailing punctuation and spaces, one
+    r"""What ``re.sub(r"[\s,;:.!]*(?:\b(?:please|pls|thanks?|thank you|ok)\b)?[\s,;:.!]*$",
+    "", text, flags=re.I)`` gives, without that regex, which tries every position of the
+    text (it was the costliest pattern of the analysis): trailing punctuation and spaces, one
     trailing "please" / "thanks" / "ok" (a whole word, any case), and the punctuation
     before it, are dropped. A test checks both give the same on random texts."""
     text = _rstrip_punctuation(text)

@@ -80,7 +80,7 @@ class TranscriptFile:
         return f"TranscriptFile(agent={self.agent!r}, path={os.fspath(self._path)!r}, rel={self.rel!r}, size={self.size})"
 
     def __getstate__(self) -> tuple[Any, ...]:  # for the reading workers
-        return (self.agent, os.fspath(self._path), self.rel, self.size, self.mtime, self.inode, self.session_hint, self.project)
+        return self._key()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         (self.agent, self._path, self.rel, self.size, self.mtime, self.inode, self.session_hint, self.project) = state
