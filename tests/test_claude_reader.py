@@ -285,3 +285,29 @@ def test_prefilter_keeps_text_after_tool_results() -> None:
     assert might_hold_text(line)
     tool_only = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "content": [{"type": "text", "text": "out"}], "tool_use_id": "t"}]}}, separators=(",", ":")).encode()
     assert not might_hold_text(tool_only)
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")], ids=["compact", "spaced"])
+def test_prefilter_reads_the_separators_the_line_was_written_with(separators: tuple[str, str]) -> None:
+    """A line from a serialiser that puts spaces after its separators (Python's json.dumps
+    default) is judged like Claude Code's compact lines: text after tool results is kept,
+    tool output alone is not, wherever the tool output is repeated."""
+    from habitus.sources.claude_code import might_hold_text, might_hold_text_at
+
+    def line(*blocks: dict[str, object], result: object = None) -> bytes:
+        obj: dict[str, object] = {"type": "user", "message": {"role": "user", "content": list(blocks)}, "uuid": "u1"}
+        if result is not None:
+            obj["toolUseResult"] = result
+        return json.dumps(obj, separators=separators).encode()
+
+    tool = {"tool_use_id": "toolu_1", "type": "tool_result", "content": "42 passed"}
+    with_text = line(tool, {"type": "text", "text": "always use uv"})
+    only_tool = line(tool, result={"content": [{"type": "text", "text": "42 passed"}]})
+    rejection = line({"type": "tool_result", "content": "The user doesn't want to proceed with this tool use. reason for the rejection: use pnpm", "is_error": True, "tool_use_id": "toolu_2"})
+    prompt = line({"type": "text", "text": "run the tests"})
+    assert [might_hold_text(x) for x in (with_text, only_tool, rejection, prompt)] == [True, False, True, True]
+    # Inside a larger buffer, only the line's own bytes count: the text block of the next
+    # line must not make a tool-output line pass.
+    buf = b"\n".join((only_tool, with_text, b""))
+    assert not might_hold_text_at(buf, 0, len(only_tool))
+    assert might_hold_text_at(buf, len(only_tool) + 1, len(buf) - 1)

@@ -201,3 +201,44 @@ def test_the_process_pool_gives_exactly_what_one_process_gives(isolated_home: Pa
     assert one_rows["turns"] and one_rows["beliefs"] and len(one_rows["files"]) > 10
     assert pool_report == one_report
     assert pool_rows == one_rows
+
+
+def test_text_memos_give_each_turn_its_own_result_and_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redaction, language and rule analysis are remembered by text within a process: a
+    repeated text is counted (redactions) and named as evidence once per turn, as without
+    the memo; the candidates handed out are copies; the memo never outgrows its bound."""
+    from habitus.extract import TurnView
+    from habitus.extract.rules import RuleExtractor
+    from habitus.model import ReadStats, Turn
+    from habitus.sources import incremental
+    from habitus.sources.base import TranscriptFile
+    from habitus.sources.incremental import FilePlan, FileResult, analyse_result, redact_result
+
+    for name in ("_REDACTED", "_LANGUAGES", "_ANALYSED"):
+        monkeypatch.setattr(incremental, name, {})  # empty memos, restored afterwards
+    text = "Always run the tests with pytest -q before you commit. My key is sk-ant-api03-" + "a" * 90
+    file = TranscriptFile("claude", Path("/x/s.jsonl"), "p/s.jsonl", 1, 1.0, 1, "s")
+
+    def result(*ids: str) -> FileResult:
+        turns = [Turn(id=i, agent="claude", session_id="s", path="p/s.jsonl", line=n, start=0, end=1, uuid=i, timestamp=None, cwd="/w", role="user", kind="human", text=text) for n, i in enumerate(ids, 1)]
+        return FileResult(FilePlan(file, "new", 0, 0, None), turns, [], ReadStats(), 1, 1, "s")
+
+    first, second = result("t1", "t2"), result("t3")
+    for r in (first, second):
+        redact_result(r)
+        analyse_result(r)
+    alone = RuleExtractor().analyse(TurnView("t9", "s", "user", "human", first.human[0].text, "/w", None, "claude", "w"))
+    assert alone, "the text states a rule"
+    assert all("sk-ant" not in t.text for r in (first, second) for t in r.human)
+    assert sum(first.redactions.values()) == 2 and sum(second.redactions.values()) == 1
+    found = {**first.candidates, **second.candidates}
+    assert [c.evidence for c in found["t2"]] == [["t2"]] * len(alone)
+    assert [(c.text, c.key) for c in found["t3"]] == [(c.text, c.key) for c in alone]
+    found["t2"][0].evidence.append("changed")
+    assert found["t3"][0].evidence == ["t3"]
+    assert all(c.evidence[0] not in ("changed",) for cands in incremental._ANALYSED.values() for c in cands)
+
+    monkeypatch.setattr(incremental, "MEMO_ENTRIES", 3)
+    for n in range(10):
+        incremental._remember(incremental._LANGUAGES, f"text {n}", None)
+        assert len(incremental._LANGUAGES) <= 3

@@ -177,6 +177,49 @@ def test_select_handles_long_lines_crlf_and_partial_tail(tmp_path: Path, monkeyp
     assert stream.line == 4 and stream.offset == len(data) - 20  # the partial tail waits
 
 
+@pytest.mark.parametrize("block", [5, 64, 4 * 1024 * 1024])
+def test_select_with_accept_is_a_filtered_full_read(tmp_path: Path, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines ``accept`` refuses are passed over as if they held no needle; the others keep
+    their line numbers and offsets (computed here by a plain line-by-line read), over-long
+    lines are counted whatever ``accept`` would say, and context lines stay those before
+    each yielded line."""
+    import random
+
+    import habitus.sources.base as base
+
+    monkeypatch.setattr(base, "_SELECT_BLOCK", block)
+    rng = random.Random(block)
+    lines = []
+    for i in range(400):
+        kind = rng.choice([b"hit keep", b"hit drop", b"ctx", b"plain", b"hit keep " + b"z" * 90])
+        lines.append(b"%d %s %s" % (i, kind, b"x" * rng.randrange(0, 30)))
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    def accept(buf: bytes, start: int, stop: int) -> bool:
+        return buf.find(b"drop", start, stop) < 0
+
+    stats = ReadStats()
+    got = list(LineStream(path, stats, max_line=80).select((b"hit",), context=[b"ctx"], accept=accept))
+    expected, last_ctx, offset = [], None, 0
+    for number, raw in enumerate(lines, 1):
+        if len(raw) > 80:
+            pass
+        elif b"ctx" in raw:
+            last_ctx = (number, offset, raw)
+        elif b"hit" in raw and b"drop" not in raw:
+            if last_ctx is not None:
+                expected.append(last_ctx)
+                last_ctx = None
+            expected.append((number, offset, raw))
+        offset += len(raw) + 1
+    got_hits = [g for g in got if b"hit" in g[2]]
+    assert got_hits == [e for e in expected if b"hit" in e[2]]
+    assert [g for g in got if b"ctx" in g[2] and g in expected] == [e for e in expected if b"ctx" in e[2]]
+    assert stats.bad_lines == {"line_too_long": sum(len(raw) > 80 for raw in lines)}
+    assert stats.lines == len(lines) and stats.bytes_read == path.stat().st_size
+
+
 def test_a_fifo_named_like_a_transcript_never_blocks(isolated_home: Path) -> None:
     folder = isolated_home / ".claude" / "projects" / "-w"
     folder.mkdir(parents=True)

@@ -215,7 +215,12 @@ class LineStream:
 
 
     def select(
-        self, needles: tuple[bytes, ...], *, first: bool = False, context: Sequence[bytes] = ()
+        self,
+        needles: tuple[bytes, ...],
+        *,
+        first: bool = False,
+        context: Sequence[bytes] = (),
+        accept: Callable[[bytes, int, int], bool] | None = None,
     ) -> Iterator[tuple[int, int, bytes]]:
         """Like iterating, but yield only the lines that contain one of ``needles`` (and line
         1 when ``first``), in file order. The file is read in large blocks searched in one
@@ -229,6 +234,10 @@ class LineStream:
         that keeps "the last value seen" therefore sees, at every wanted line, exactly the
         value a full read would give. ``context`` is read afresh for every search, so a
         reader may drop a needle it no longer needs (a rare needle costs a backward pass).
+
+        ``accept(buf, start, stop)``, when given, is asked about each line holding a needle
+        (``buf[start:stop]``, without the newline) before it is copied out of the block: a
+        line it refuses is passed over as if it held no needle.
 
         ``offset``, ``line`` and the stats end exactly as after a full iteration (over-long
         lines are counted, a partial last line is left for the next run)."""
@@ -268,7 +277,7 @@ class LineStream:
                             skipping = False
                         else:  # the cut line, whole: searched on its own (a small copy)
                             line = rest + block[: cut + 1]
-                            yield from self._matches(line, 0, len(line) - 1, base, number, search, context, first and number == 0)
+                            yield from self._matches(line, 0, len(line) - 1, base, number, search, context, first and number == 0, accept)
                             base += len(line)
                             number += self._newlines
                             rest = b""
@@ -278,7 +287,7 @@ class LineStream:
                     if end >= 0:
                         # Search the block in place (no copy): block[i] is at file offset
                         # base + i - begin.
-                        yield from self._matches(block, begin, end, base - begin, number, search, context, first and number == 0)
+                        yield from self._matches(block, begin, end, base - begin, number, search, context, first and number == 0, accept)
                         number += self._newlines
                         base += end + 1 - begin
                         self.offset, self.line = base, number
@@ -300,6 +309,7 @@ class LineStream:
         search: Callable[[bytes, int, int], int],
         context: Sequence[bytes],
         first: bool,
+        accept: Callable[[bytes, int, int], bool] | None = None,
     ) -> Iterator[tuple[int, int, bytes]]:
         """The wanted lines of ``buf[begin : end + 1]`` (complete lines) in order; ``base +
         i`` is the file offset of ``buf[i]``. Afterwards ``self._newlines`` holds the number
@@ -313,7 +323,14 @@ class LineStream:
             covered = pos = stop + 1
         while True:
             at = search(buf, pos, end) if pos < end else -1
-            start = end + 1 if at < 0 else buf.rfind(b"\n", 0, at) + 1
+            if at < 0:
+                start = stop = end + 1
+            else:
+                start = buf.rfind(b"\n", 0, at) + 1
+                stop = buf.find(b"\n", at, end + 1)
+                if accept is not None and stop - start <= self.max_line and not accept(buf, start, stop - (buf[stop - 1] == 13)):
+                    pos = stop + 1  # refused: as if it held no needle
+                    continue
             if context:
                 for ctx in sorted(_last_lines(buf, context, covered, start)):
                     line += _newlines(buf, counted, ctx)
@@ -321,7 +338,6 @@ class LineStream:
                     yield from self._line_at(buf, ctx, buf.find(b"\n", ctx, end + 1), base, line)
             if at < 0:
                 break
-            stop = buf.find(b"\n", at, end + 1)
             line += _newlines(buf, counted, start)
             counted = start
             yield from self._line_at(buf, start, stop, base, line)

@@ -93,31 +93,40 @@ _PROMPT_STARTS = (b'"', b' "', b'[{"type":"text"', b'[{"type":"image"', b'[{"typ
 
 def might_hold_text(raw: bytes, assistant: bool = False) -> bool:
     """Cheap byte-level test: can this line hold human text (or, with ``assistant``,
-    assistant text)? ``False`` means the line is skipped without JSON parsing.
+    assistant text)? ``False`` means the line is skipped without JSON parsing. See
+    :func:`might_hold_text_at`, which tests a line inside a larger buffer."""
+    return might_hold_text_at(raw, 0, len(raw), assistant)
+
+
+def might_hold_text_at(buf: bytes, start: int, stop: int, assistant: bool = False) -> bool:
+    """:func:`might_hold_text` for the line ``buf[start:stop]``, without copying it.
 
     A user line holding only tool results (most of a transcript's bytes) cannot hold human
     text, except a rejection reason. The Anthropic Messages API requires ``tool_result``
     blocks to come first in a user message, so a typed ``text`` block in such a line comes
     after the last ``"tool_use_id"`` key: when no ``"type":"text"`` follows it, the line is
-    tool output only.
+    tool output only. A line is written by one JSON serialiser, so only the spelling of its
+    own separators (``"key":"value"`` or ``"key": "value"``) is searched for.
     """
-    if not any(n in raw for n in _USER_NEEDLES):
-        return assistant and any(n in raw for n in _ASSISTANT_NEEDLES)
-    message = raw.find(b'"message":')
+    find = buf.find
+    if all(find(n, start, stop) < 0 for n in _USER_NEEDLES):
+        return assistant and any(find(n, start, stop) >= 0 for n in _ASSISTANT_NEEDLES)
+    message = find(b'"message":', start, stop)
+    spaced = False
     if message >= 0:
-        content = raw.find(b'"content":', message, message + 64)
-        if content >= 0 and raw.startswith(_PROMPT_STARTS, content + 10):
+        spaced = buf[message + 10 : message + 11] == b" "
+        content = find(b'"content":', message, min(stop, message + 64))
+        if content >= 0 and buf.startswith(_PROMPT_STARTS, content + 10, stop):
             return True  # a string, or a text or image block first: no tool result (parse it)
     # Claude Code writes the tool output a second time after the message, under
-    # "toolUseResult": when the message comes first, only the message is searched (the
-    # three searches then cover about half the bytes).
-    end = raw.find(b',"toolUseResult":', message if message >= 0 else 0)
-    if end < 0 or message < 0:
-        end = len(raw)
-    last_tool = raw.rfind(b'"tool_use_id"', 0, end)
-    if last_tool < 0 or raw.find(_REJECTION_NEEDLE, 0, end) >= 0:
+    # "toolUseResult": when the message comes first, only the message is searched.
+    end = find(b'"toolUseResult":', message, stop) if message >= 0 else -1
+    if end < 0:
+        end = stop
+    last_tool = buf.rfind(b'"tool_use_id"', start, end)
+    if last_tool < 0 or find(_REJECTION_NEEDLE, start, end) >= 0:
         return True
-    return raw.find(b'"type":"text"', last_tool, end) >= 0 or raw.find(b'"type": "text"', last_tool, end) >= 0
+    return find(b'"type": "text"' if spaced else b'"type":"text"', last_tool, end) >= 0
 
 
 _BASE64_SOURCE = b'"type":"base64"'
@@ -338,10 +347,11 @@ class ClaudeCodeSource:
         if everything:
             lines = iter(stream)
         else:
-            lines = stream.select(_USER_NEEDLES + (_ASSISTANT_NEEDLES if want_assistant else ()))
+            lines = stream.select(
+                _USER_NEEDLES + (_ASSISTANT_NEEDLES if want_assistant else ()),
+                accept=lambda buf, begin, stop: might_hold_text_at(buf, begin, stop, want_assistant),
+            )
         for line_no, start, raw in lines:
-            if not everything and not might_hold_text(raw, want_assistant):
-                continue
             obj = decode_line(without_base64(raw) if not everything else raw, stats)
             if obj is None:
                 if everything:

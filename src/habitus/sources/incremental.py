@@ -146,20 +146,53 @@ class FileResult:
 LANGUAGE_SAMPLES = 5
 
 
+#: Per-process memories of work that depends only on a text (texts up to ``MEMO_CHARS``
+#: characters, at most ``MEMO_ENTRIES`` each, emptied when full): the same words come back
+#: in many turns ("continue", "commit this", a slash command, a prompt re-logged by a
+#: resumed or forked session or by compaction), and each is redacted, sampled for its
+#: language and analysed once per process. Reset when a reading worker starts.
+MEMO_CHARS = 4_000
+MEMO_ENTRIES = 20_000
+_REDACTED: dict[tuple[str, bool], tuple[str, dict[str, int]]] = {}
+_LANGUAGES: dict[str, str | None] = {}
+_ANALYSED: dict[tuple[str, str, str | None], list[Any]] = {}
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> Any:
+    if len(memo) >= MEMO_ENTRIES:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 def redact_result(result: FileResult, *, emails: bool = False) -> None:
     """Redact every kept turn's text in place (the first thing done with text after reading,
     DESIGN.md step 3), count redactions by rule, and detect the language of up to
-    ``LANGUAGE_SAMPLES`` human turns."""
+    ``LANGUAGE_SAMPLES`` human turns. Short texts are redacted and sampled once per
+    process (see ``MEMO_CHARS``)."""
     from habitus.extract.language import detect
     from habitus.redact import redact
 
     detected = 0
     for turn in (*result.human, *result.assistant):
-        cleaned = redact(turn.text, pii=emails)
-        turn.text = cleaned.text
-        result.redactions.update(cleaned.counts)
+        text = turn.text
+        if len(text) <= MEMO_CHARS:
+            done = _REDACTED.get((text, emails))
+            if done is None:
+                cleaned = redact(text, pii=emails)
+                done = _remember(_REDACTED, (text, emails), (cleaned.text, dict(cleaned.counts)))
+            turn.text, counts = done
+        else:
+            cleaned = redact(text, pii=emails)
+            turn.text, counts = cleaned.text, cleaned.counts
+        if counts:
+            result.redactions.update(counts)
         if turn.is_human and detected < LANGUAGE_SAMPLES:
-            turn.language = detect(turn.text[:400])
+            sample = turn.text[:400]
+            if sample in _LANGUAGES:
+                turn.language = _LANGUAGES[sample]
+            else:
+                turn.language = _remember(_LANGUAGES, sample, detect(sample))
             detected += turn.language is not None
     result.redacted = True
 
@@ -208,16 +241,14 @@ def read_file(
     return result
 
 
-#: Per-process memory of analysed turns (turn id -> candidates): a turn re-logged in several
-#: files (resumed and forked sessions, Codex fork copies) is analysed once per worker. Reset
-#: when a worker starts; the main process never fills it.
-_ANALYSED: dict[str, list[Any]] = {}
-
-
 def analyse_result(result: FileResult) -> None:
     """Run the rule extractor's per-turn analysis on the (redacted) human turns of
     ``result``, in the reading worker, so extraction uses both cores; the main process then
-    only groups and merges. Candidates depend on the turn's text, kind, id and project."""
+    only groups and merges. Candidates depend on the turn's text, kind and project, and name
+    the turn as evidence: a short text seen before in this process reuses that analysis,
+    with the evidence made this turn's (see ``MEMO_CHARS``)."""
+    from dataclasses import replace
+
     from habitus.extract import TurnView
     from habitus.extract.rules import RuleExtractor
     from habitus.paths import project_key
@@ -225,11 +256,18 @@ def analyse_result(result: FileResult) -> None:
     extractor = RuleExtractor()
     found: dict[str, list[Any]] = {}
     for turn in result.human:
-        cached = _ANALYSED.get(turn.id)
+        project = project_key(turn.cwd)
+        key = (turn.text, turn.kind, project)
+        cached = _ANALYSED.get(key)
         if cached is None:
-            view = TurnView(turn.id, turn.session_id, "user", turn.kind, turn.text, turn.cwd, turn.timestamp, turn.agent, project_key(turn.cwd))
-            cached = _ANALYSED[turn.id] = extractor.analyse(view)
-        found[turn.id] = cached
+            view = TurnView(turn.id, turn.session_id, "user", turn.kind, turn.text, turn.cwd, turn.timestamp, turn.agent, project)
+            cached = extractor.analyse(view)
+            if len(turn.text) > MEMO_CHARS:
+                found[turn.id] = cached
+                continue
+            _remember(_ANALYSED, key, cached)
+        # Copies: whoever uses the candidates may change them; the memory must not change.
+        found[turn.id] = [replace(c, evidence=[turn.id], contradicts=list(c.contradicts)) for c in cached]
     result.candidates = found
 
 
@@ -406,7 +444,8 @@ def _worker_init() -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    _ANALYSED.clear()
+    for memo in (_REDACTED, _LANGUAGES, _ANALYSED):
+        memo.clear()
     _die_with_parent()
 
 
