@@ -133,3 +133,34 @@ def test_a_new_store_removes_what_a_killed_creation_left(tmp_path: Path) -> None
     mine.write_bytes(b"in progress")
     Store.open(tmp_path / "habitus.db").close()
     assert not any(p.exists() for p in stale) and mine.exists()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_language_belief_from_database_counts_matches_the_turn_by_turn_answer(tmp_path: Path, seed: int) -> None:
+    """The pipeline asks the store for counts by language and loads only the majority
+    language's turns; that gives the candidate computed from every stored turn in Python
+    (same text, same evidence turns, picked in the order they were stored)."""
+    import random
+
+    from test_rules_extractor import turn_row
+
+    from habitus.extract.language import language_candidate, language_candidate_from_counts
+
+    rng = random.Random(seed)
+    rows = []
+    for n in range(300):
+        row = turn_row(f"{rng.getrandbits(64):016x}", f"s{rng.randrange(40)}", n, "words", "2026-11-20T10:00:00.000Z")
+        row["agent"] = rng.choice(["claude", "codex"])
+        row["language"] = rng.choices(["fr", "en", "de", None], weights=[7 + seed, 2, 1, 3])[0]
+        rows.append(row)
+    with Store.open(tmp_path / "habitus.db") as store:
+        for i in range(0, len(rows), 70):  # several inserts, as a run's flushes do
+            store.add_turns(rows[i : i + 70])
+        counts = store.language_counts()
+        french = store.turns_in_language("fr")
+        from_store = language_candidate_from_counts(counts, store.turns_in_language, min_sessions=3)
+    assert counts == {code: sum(r["language"] == code for r in rows) for code in ("fr", "en", "de") if any(r["language"] == code for r in rows)}
+    assert [t["id"] for t in french] == [r["id"] for r in rows if r["language"] == "fr"]
+    expected = language_candidate(rows, min_sessions=3)
+    assert expected is not None and expected.text == "Reply in French."
+    assert from_store is not None and from_store.evidence == expected.evidence and from_store.why == expected.why

@@ -260,6 +260,9 @@ class _Admission:
         self._times: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
         self._keys: dict[str, str] = {}
         self._looked_up: set[str] = set()  # prompt keys whose stored turns are in _times
+        #: A store without turns when the run began (a first scan): every turn this run
+        #: stores is also in _seen and _times, so the store is never asked about turns.
+        self._fresh = not store.has_turns()
 
     def _same_prompt(self, turn: Turn, key: str) -> bool:
         """Whether ``turn`` is a prompt already held by the other kind of source: a history
@@ -269,7 +272,7 @@ class _Admission:
         bucket = self._times.get((turn.agent, key))
         if bucket is None:
             bucket = self._times[(turn.agent, key)] = ([], [])
-            for row in self.store.turns_with_key(turn.agent, key):
+            for row in () if self._fresh else self.store.turns_with_key(turn.agent, key):
                 self._remember(bucket, row["path"] == HISTORY_PATH, _epoch(row["timestamp"]))
         when = _epoch(turn.timestamp)
         hit = when is not None and any(abs(other - when) <= SAME_PROMPT_SECONDS for other in bucket[not from_history])
@@ -336,13 +339,13 @@ class _Admission:
         called several times (files as they are read): the store is not written meanwhile,
         so the result is that of one call with every file in the same order."""
         ids = {t.id for turns, _ in batches for t in turns}
-        known = self.store.known_turns(ids) if ids else set()
+        known = self.store.known_turns(ids) if ids and not self._fresh else set()
         keys = {self._key(t) for turns, _ in batches for t in turns} - self._looked_up
         self._looked_up |= keys
         for key in keys:
             for agent in ("claude", "codex", "droid"):
                 self._times.setdefault((agent, key), ([], []))
-        for row in self.store.turns_with_keys(keys):
+        for row in () if self._fresh else self.store.turns_with_keys(keys):
             bucket = self._times.setdefault((row["agent"], row["text_key"]), ([], []))
             self._remember(bucket, row["path"] == HISTORY_PATH, _epoch(row["timestamp"]))
         for turns, file_key in batches:
@@ -356,7 +359,7 @@ class _Admission:
 
         if known is None:
             fresh = [t for t in turns if t.id not in self._seen]
-            known = self.store.known_turns(t.id for t in fresh) if fresh else set()
+            known = self.store.known_turns(t.id for t in fresh) if fresh and not self._fresh else set()
         for turn in turns:
             if turn.id in known or turn.id in self._seen:
                 self.stats.duplicates += 1
@@ -416,7 +419,7 @@ def _run(
     reading: Reading,
 ) -> None:
     from habitus.beliefs import BeliefMerger
-    from habitus.extract.language import language_candidate
+    from habitus.extract.language import language_candidate_from_counts
     from habitus.extract.validate import validate
 
     days = options.days or config.window_days
@@ -509,7 +512,7 @@ def _run(
     rejected = Counter(result.rejected)
     roles = admission.roles
     if admission.admitted:
-        lang = language_candidate(store.all_human_turns(columns=("id", "agent", "session_id", "language")), min_sessions=config.min_occurrences)
+        lang = language_candidate_from_counts(store.language_counts(), store.turns_in_language, min_sessions=config.min_occurrences)
         if lang is not None:
             candidates.append(lang)
             for tid in lang.evidence:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -89,18 +89,33 @@ def language_candidate(turns: Sequence[Mapping[str, Any]], *, min_sessions: int)
     ``turns`` are stored human turns with ``id``, ``agent``, ``session_id`` and ``language``.
     Proposed when at least ``MIN_SHARE`` of classified turns (and ``MIN_TURNS``) are in one
     non-English language, across at least ``min_sessions`` distinct sessions. Evidence is
-    one turn per session, at most 20.
+    one turn per session, at most 20. :func:`language_candidate_from_counts` gives the same
+    answer from counts, loading turns only for the majority language.
     """
     counted = [t for t in turns if t.get("language")]
-    if len(counted) < MIN_TURNS:
+    counts = Counter(t["language"] for t in counted)
+    return language_candidate_from_counts(counts, lambda code: [t for t in counted if t["language"] == code], min_sessions=min_sessions)
+
+
+def language_candidate_from_counts(
+    counts: Mapping[str, int],
+    turns_in: Callable[[str], Iterable[Mapping[str, Any]]],
+    *,
+    min_sessions: int,
+) -> Candidate | None:
+    """:func:`language_candidate` from ``counts`` (classified human turns by language code)
+    and ``turns_in(code)``, the turns of one language (``id``, ``agent``, ``session_id``) in
+    store order, called only when that language is the non-English majority: a store of
+    any size is then summed by the database, not loaded."""
+    total = sum(counts.values())
+    if total < MIN_TURNS:
         return None
-    code, n = Counter(t["language"] for t in counted).most_common(1)[0]
-    if code == "en" or n / len(counted) < MIN_SHARE:
-        return None
+    code, n = max(counts.items(), key=lambda item: item[1])
+    if code == "en" or n / total < MIN_SHARE:
+        return None  # MIN_SHARE is over a half: the majority is unique when it qualifies
     per_session: dict[tuple[str, str], str] = {}
-    for t in counted:
-        if t["language"] == code:
-            per_session.setdefault((t.get("agent", ""), t["session_id"]), t["id"])
+    for t in turns_in(code):
+        per_session.setdefault((t.get("agent", ""), t["session_id"]), t["id"])
     if len(per_session) < min_sessions:
         return None
     name = NAMES[code]
@@ -110,7 +125,7 @@ def language_candidate(turns: Sequence[Mapping[str, Any]], *, min_sessions: int)
         key=f"language:{name.lower()}",
         evidence=list(per_session.values())[:20],
         explicit=False,
-        why=f"Most of your messages ({n} of {len(counted)}) are written in {name}.",
+        why=f"Most of your messages ({n} of {total}) are written in {name}.",
         how_to_apply=f"Answer in {name} unless asked otherwise; keep code, identifiers and commands as they are.",
         extractor="language",
         terms=frozenset({"language", name.lower()}),

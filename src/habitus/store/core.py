@@ -5,6 +5,7 @@ SQLite-only SQL), so a PostgreSQL URL works the same way."""
 from __future__ import annotations
 
 import json
+import operator
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -176,9 +177,18 @@ class Store:
         return found
 
     def add_turns(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Insert turn rows (their ids must be new: check with :meth:`known_turns`)."""
+        """Insert turn rows (their ids must be new: check with :meth:`known_turns`); a column
+        a row leaves out is NULL. A first scan inserts tens of thousands of rows, so they go
+        to the driver as plain tuples (the table has no Python-side defaults to apply)."""
         if rows:
-            self.conn.execute(sa.insert(turns), [dict(r) for r in rows])
+            names = [c.name for c in turns.columns]
+            sql = f"INSERT INTO turns ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+            whole = operator.itemgetter(*names)
+            self.conn.exec_driver_sql(sql, [whole(r) if len(r) == len(names) else tuple(r.get(n) for n in names) for r in rows])
+
+    def has_turns(self) -> bool:
+        """Whether any human turn is stored."""
+        return self.conn.execute(sa.select(turns.c.id).limit(1)).first() is not None
 
     def turns_by_ids(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Stored turns by id."""
@@ -206,10 +216,16 @@ class Store:
         query = sa.select(turns).where(turns.c.agent == agent, turns.c.text_key == text_key)
         return [dict(r) for r in self.conn.execute(query).mappings()]
 
-    def all_human_turns(self, *, columns: Sequence[str] = ("id", "session_id", "language")) -> list[dict[str, Any]]:
-        """Selected columns of every stored human turn (used for the user's language)."""
-        cols = [turns.c[name] for name in columns]
-        return [dict(r) for r in self.conn.execute(sa.select(*cols)).mappings()]
+    def language_counts(self) -> dict[str, int]:
+        """Stored human turns by detected language code (turns without one left out)."""
+        query = sa.select(turns.c.language, sa.func.count()).where(turns.c.language.is_not(None)).group_by(turns.c.language)
+        return {str(code): int(n) for code, n in self.conn.execute(query)}
+
+    def turns_in_language(self, code: str) -> list[dict[str, Any]]:
+        """``id``, ``agent`` and ``session_id`` of the stored human turns in language
+        ``code``, in the order they were stored."""
+        query = sa.select(turns.c.id, turns.c.agent, turns.c.session_id).where(turns.c.language == code).order_by(sa.text("rowid"))
+        return [dict(r) for r in self.conn.execute(query).mappings()]
 
     def count_turns(self) -> int:
         """How many human turns are stored."""
