@@ -100,3 +100,22 @@ def test_filesystem_errors_and_broken_pipes_are_clean(isolated_home: Path) -> No
     env.pop("PYTEST_CURRENT_TEST", None)
     piped = subprocess.run(f"{sys.executable} -m habitus --help | head -1", shell=True, capture_output=True, text=True, env=env)
     assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr
+
+
+def test_lazy_command_table_names_every_command_exactly() -> None:
+    """Commands load lazily from the modules ``LAZY_COMMANDS`` names: each module's commands
+    are exactly the names pointing at it, so none is unreachable or listed twice."""
+    import importlib
+
+    from habitus.cli import LAZY_COMMANDS
+
+    assert sorted(LAZY_COMMANDS) == sorted(COMMANDS)
+    for module_name in set(LAZY_COMMANDS.values()):
+        module = importlib.import_module(f"habitus.cli.{module_name}")
+        assert sorted(c.name for c in module.COMMANDS) == sorted(n for n, m in LAZY_COMMANDS.items() if m == module_name)
+
+
+def test_distill_and_version_do_not_load_other_commands() -> None:
+    code = "import sys; from habitus.cli import cli; cli.main(['--version'], standalone_mode=False); print(sorted(m for m in sys.modules if m.startswith('habitus.cli.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("[]"), out

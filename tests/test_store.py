@@ -164,3 +164,21 @@ def test_language_belief_from_database_counts_matches_the_turn_by_turn_answer(tm
     expected = language_candidate(rows, min_sessions=3)
     assert expected is not None and expected.text == "Reply in French."
     assert from_store is not None and from_store.evidence == expected.evidence and from_store.why == expected.why
+
+
+def test_rows_inserted_in_bulk_read_back_as_written_with_defaults(tmp_path: Path) -> None:
+    """The bulk insert behind a first scan (tuples straight to the driver) stores every
+    column as given, NULL for a column left out, and the column default (``rereads``) where
+    the schema has one, the same as SQLAlchemy's own insert."""
+    from habitus.store.core import _insert_many
+    from habitus.store.schema import files
+
+    whole = {"id": "f1", "agent": "claude", "path": "p/a.jsonl", "session_id": "s", "project": "/w", "size": 10, "mtime": 1.5, "inode": 7, "offset": 10, "lines": 2, "fingerprint": "ab", "first_read": "t0", "last_read": "t1", "rereads": 3}
+    partial = {k: v for k, v in whole.items() if k not in ("project", "rereads")} | {"id": "f2"}
+    with Store.open(tmp_path / "habitus.db") as store:
+        _insert_many(store.conn, files, [whole, partial])
+        store.conn.execute(sa.insert(files), [partial | {"id": "f3"}])
+        got = {r["id"]: dict(r) for r in store.conn.execute(sa.select(files)).mappings()}
+    assert got["f1"] == whole
+    assert got["f2"] == partial | {"project": None, "rereads": 0}
+    assert {k: v for k, v in got["f3"].items() if k != "id"} == {k: v for k, v in got["f2"].items() if k != "id"}

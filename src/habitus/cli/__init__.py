@@ -13,8 +13,40 @@ from habitus import __version__
 from habitus.errors import HabitusError
 
 
+#: Each command by the module that defines it, imported only when the command runs (or help
+#: lists it), so `habitus distill` and `habitus --version` do not load what `eval` or
+#: `redact` need.
+LAZY_COMMANDS = {
+    "distill": "distill",
+    "candidates": "review",
+    "approve": "review",
+    "reject": "review",
+    "revoke": "review",
+    "inspect": "inspect",
+    "status": "status",
+    "config": "config_cmd",
+    "redact": "redact_cmd",
+    "eval": "eval_cmd",
+}
+
+
 class HabitusGroup(click.Group):
-    """The top-level group: turns library errors into messages and exit codes."""
+    """The top-level group: loads its commands on first use (see ``LAZY_COMMANDS``) and
+    turns library errors into messages and exit codes."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in LAZY_COMMANDS:
+            import importlib
+
+            module = importlib.import_module(f"habitus.cli.{LAZY_COMMANDS[cmd_name]}")
+            for found in module.COMMANDS:
+                self.add_command(found)
+            command = super().get_command(ctx, cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -86,17 +118,6 @@ def cli() -> None:
     Start with `habitus distill --dry-run`, then `habitus distill`, `habitus candidates`,
     `habitus approve ID`.
     """
-
-
-def _register() -> None:
-    from habitus.cli import config_cmd, distill, eval_cmd, inspect, redact_cmd, review, status
-
-    for module in (distill, review, inspect, status, config_cmd, redact_cmd, eval_cmd):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

@@ -145,9 +145,9 @@ class Store:
         """Insert (in one statement) or update many files' read states; ``existing`` are the
         ids already stored."""
         known = set(existing)
-        new = [dict(r) for r in rows if r["id"] not in known]
-        if new:
-            self.conn.execute(sa.insert(files), new)
+        new = [r for r in rows if r["id"] not in known]
+        if new:  # a first scan: one row per transcript file, handed to the driver as tuples
+            _insert_many(self.conn, files, new)
         for row in rows:
             if row["id"] in known:
                 self.save_file_state(row)
@@ -178,13 +178,10 @@ class Store:
 
     def add_turns(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Insert turn rows (their ids must be new: check with :meth:`known_turns`); a column
-        a row leaves out is NULL. A first scan inserts tens of thousands of rows, so they go
-        to the driver as plain tuples (the table has no Python-side defaults to apply)."""
+        a row leaves out is NULL. A first scan inserts tens of thousands of rows (see
+        :func:`_insert_many`)."""
         if rows:
-            names = [c.name for c in turns.columns]
-            sql = f"INSERT INTO turns ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-            whole = operator.itemgetter(*names)
-            self.conn.exec_driver_sql(sql, [whole(r) if len(r) == len(names) else tuple(r.get(n) for n in names) for r in rows])
+            _insert_many(self.conn, turns, rows)
 
     def has_turns(self) -> bool:
         """Whether any human turn is stored."""
@@ -404,3 +401,26 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _insert_many(conn: Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert ``rows`` (mappings by column name) into ``table`` with one ``executemany`` of
+    plain tuples: SQLAlchemy's per-row parameter processing costs more than SQLite's insert
+    for the thousands of rows of a first scan. A column a row leaves out gets its scalar
+    default, else NULL. Raises ``ValueError`` for a table with a computed default (this
+    shortcut would skip it)."""
+    names = [c.name for c in table.columns]
+    defaults = {}
+    for column in table.columns:
+        if column.default is not None:
+            if not column.default.is_scalar:
+                raise ValueError(f"{table.name}.{column.name} has a computed default: insert it with sa.insert")
+            defaults[column.name] = column.default.arg
+    whole = operator.itemgetter(*names)
+    values = []
+    for row in rows:
+        try:
+            values.append(whole(row))
+        except KeyError:
+            values.append(tuple(row.get(n, defaults.get(n)) for n in names))
+    conn.exec_driver_sql(f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", values)
