@@ -464,3 +464,31 @@ def test_rule_clusters_are_those_of_comparing_every_member(specs: list) -> None:
     got = [[c.key for c in cluster] for cluster in cluster_rules(general, weight)]
     want = [[c.key for c in cluster] for cluster in _reference_clusters(general, weight)]
     assert got == want
+
+
+def test_merge_stores_evidence_once_and_reopens_a_rejected_belief_only_for_new_explicit_evidence(tmp_path: Path) -> None:
+    """Evidence is stored in one insert per merge: a turn given twice for one belief is one
+    row; a rejected belief goes back to ``proposed`` when an explicit statement brings
+    evidence it did not have, and stays rejected when the same turns come again."""
+    from habitus.beliefs import set_status
+    from habitus.extract import Candidate
+
+    rows = [turn_row(t, s, 1, "Always use uv for Python packages.", f"2026-11-1{n}T10:00:00.000Z") for n, (t, s) in enumerate([("a", "s1"), ("b", "s2"), ("c", "s3")])]
+    rows_by_id = {r["id"]: r for r in rows}
+
+    def cand(*evidence: str, explicit: bool = False) -> Candidate:
+        return Candidate(text="Use uv for Python packages.", type="user", key="use:uv", evidence=list(evidence), explicit=explicit)
+
+    with Store.open(tmp_path / "habitus.db") as store:
+        store.add_turns(rows)
+        merger = BeliefMerger(store, min_occurrences=2, auto_approve="off")
+        merger.merge([cand("a", "b"), cand("b")], rows_by_id)
+        belief = store.beliefs()[0]
+        assert [e["turn_id"] for e in store.evidence_for([belief["id"]])[belief["id"]]] == ["a", "b"]
+        assert belief["sessions"] == 2 and belief["status"] == "proposed"
+        set_status(store, belief, "rejected", actor="user")
+        BeliefMerger(store, min_occurrences=2, auto_approve="off").merge([cand("a", explicit=True)], rows_by_id)
+        assert store.beliefs()[0]["status"] == "rejected"  # nothing new: the user's no stands
+        BeliefMerger(store, min_occurrences=2, auto_approve="off").merge([cand("c", explicit=True)], rows_by_id)
+        again = store.beliefs()[0]
+        assert again["status"] == "proposed" and again["sessions"] == 3

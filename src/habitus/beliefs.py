@@ -106,6 +106,9 @@ class BeliefMerger:
         self._live = {b["id"]: b for b in store.beliefs(STATUSES)}
         self._terms = {bid: terms(b["text"]) for bid, b in self._live.items()}
         self._before = set(self._live)  # beliefs from earlier runs: this run's own are grouped by key
+        #: Evidence rows waiting to be stored in one insert, by id (the first copy of a turn
+        #: given as evidence twice for one belief wins, as when stored one by one).
+        self._pending: dict[str, dict[str, Any]] = {}
 
     def merge(self, candidates: Sequence[Candidate], turns: Mapping[str, Mapping[str, Any]]) -> MergeResult:
         """Merge ``candidates`` (oldest evidence first) and apply the approval policy."""
@@ -123,7 +126,8 @@ class BeliefMerger:
                 result.new.append(belief["id"])
             elif belief["id"] not in result.new and belief["id"] not in result.updated:
                 result.updated.append(belief["id"])
-            added = self._add_evidence(belief, cand, turns)
+            reopen = belief["status"] in ("rejected", "revoked") and cand.explicit
+            added = self._add_evidence(belief, cand, turns, count=reopen)
             if cand.explicit and not belief["explicit"]:
                 belief["explicit"] = True
                 belief["text"] = cand.text
@@ -133,10 +137,11 @@ class BeliefMerger:
                 self.store.update_belief(belief["id"], text=cand.text)
             if cand.why and not belief["why"]:
                 self.store.update_belief(belief["id"], why=cand.why, how_to_apply=cand.how_to_apply)
-            if belief["status"] in ("rejected", "revoked") and cand.explicit and added:
+            if reopen and added:
                 self._set_status(belief, "proposed", actor="habitus", reason="new explicit evidence")
             touched.add(belief["id"])
             self._contradictions(belief, cand, first_time(cand), result)
+        self._store_evidence()
         for bid in sorted(touched):
             self._refresh(bid, result)
         if not result.updated:
@@ -205,7 +210,10 @@ class BeliefMerger:
         self._terms[ident] = cand.terms or terms(cand.text)
         return row
 
-    def _add_evidence(self, belief: Mapping[str, Any], cand: Candidate, turns: Mapping[str, Mapping[str, Any]]) -> int:
+    def _add_evidence(self, belief: Mapping[str, Any], cand: Candidate, turns: Mapping[str, Mapping[str, Any]], *, count: bool = False) -> int:
+        """Queue ``cand``'s evidence for ``belief`` (stored by :meth:`_store_evidence`, in one
+        insert for the whole merge). With ``count``, store it now and return how many rows
+        were new (else 0)."""
         rows = []
         for tid in cand.evidence:
             turn = turns.get(tid)
@@ -227,7 +235,18 @@ class BeliefMerger:
                     "created_at": self.now,
                 }
             )
-        return self.store.add_evidence(rows)
+        if count:
+            self._store_evidence()
+            return self.store.add_evidence(rows)
+        for row in rows:
+            self._pending.setdefault(row["id"], row)
+        return 0
+
+    def _store_evidence(self) -> None:
+        """Store the queued evidence rows that are not stored yet."""
+        if self._pending:
+            self.store.add_evidence(list(self._pending.values()))
+            self._pending = {}
 
     def _contradictions(self, belief: dict[str, Any], cand: Candidate, when: str, result: MergeResult) -> None:
         keys = list(dict.fromkeys([*cand.contradicts, *_opposites(cand.key)]))
@@ -235,6 +254,7 @@ class BeliefMerger:
             for other in list(self._live.values()):
                 if other["key"] != key or other["id"] == belief["id"] or other["status"] not in LIVE:
                     continue
+                self._store_evidence()  # the other belief's evidence may be queued
                 other_latest = max(
                     (e.get("timestamp") or "" for e in self.store.evidence_for([other["id"]]).get(other["id"], [])),
                     default="",

@@ -58,6 +58,9 @@ class Turn:
     end_line: int | None = None
     merged_lines: tuple[int, ...] = ()
     language: str | None = None
+    #: :func:`habitus.sources.history.prompt_key` of the redacted text, when the reader
+    #: already took it (the pipeline takes it otherwise).
+    text_key: str | None = None
 
     @property
     def is_human(self) -> bool:

@@ -285,6 +285,8 @@ class _Admission:
             bucket[from_history].append(when)
 
     def _key(self, turn: Turn) -> str:
+        if turn.text_key is not None:
+            return turn.text_key  # taken by the reader, from the redacted text
         key = self._keys.get(turn.id)
         if key is None:
             key = self._keys[turn.id] = prompt_key(turn.text)

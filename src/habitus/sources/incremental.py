@@ -153,7 +153,7 @@ LANGUAGE_SAMPLES = 5
 #: language and analysed once per process. Reset when a reading worker starts.
 MEMO_CHARS = 4_000
 MEMO_ENTRIES = 20_000
-_REDACTED: dict[tuple[str, bool], tuple[str, dict[str, int]]] = {}
+_REDACTED: dict[tuple[str, bool], tuple[str, dict[str, int], str]] = {}
 _LANGUAGES: dict[str, str | None] = {}
 _ANALYSED: dict[tuple[str, str, str | None], list[Any]] = {}
 
@@ -167,24 +167,25 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any) -> Any:
 
 def redact_result(result: FileResult, *, emails: bool = False) -> None:
     """Redact every kept turn's text in place (the first thing done with text after reading,
-    DESIGN.md step 3), count redactions by rule, and detect the language of up to
-    ``LANGUAGE_SAMPLES`` human turns. Short texts are redacted and sampled once per
-    process (see ``MEMO_CHARS``)."""
+    DESIGN.md step 3), count redactions by rule, take each human turn's prompt key, and
+    detect the language of up to ``LANGUAGE_SAMPLES`` human turns. Short texts are
+    redacted, keyed and sampled once per process (see ``MEMO_CHARS``)."""
     from habitus.extract.language import detect
     from habitus.redact import redact
+    from habitus.sources.history import prompt_key
 
     detected = 0
     for turn in (*result.human, *result.assistant):
         text = turn.text
-        if len(text) <= MEMO_CHARS:
-            done = _REDACTED.get((text, emails))
-            if done is None:
-                cleaned = redact(text, pii=emails)
-                done = _remember(_REDACTED, (text, emails), (cleaned.text, dict(cleaned.counts)))
-            turn.text, counts = done
-        else:
+        done = _REDACTED.get((text, emails)) if len(text) <= MEMO_CHARS else None
+        if done is None:
             cleaned = redact(text, pii=emails)
-            turn.text, counts = cleaned.text, cleaned.counts
+            done = (cleaned.text, dict(cleaned.counts), prompt_key(cleaned.text) if turn.is_human else "")
+            if len(text) <= MEMO_CHARS:
+                _remember(_REDACTED, (text, emails), done)
+        turn.text, counts, key = done
+        if turn.is_human:
+            turn.text_key = key or prompt_key(turn.text)
         if counts:
             result.redactions.update(counts)
         if turn.is_human and detected < LANGUAGE_SAMPLES:
