@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench rules clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ lint: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python bench/scan.py --mb 100
 	$(BIN)/python bench/redact.py
+
+# After editing src/habitus/redact/rules.toml: rewrite its parsed copy (rules.json), which
+# loads faster; a test fails while the copy is stale (the TOML is used meanwhile).
+rules: $(VENV)/.installed
+	$(BIN)/python -c "from habitus.redact.engine import write_rules_json; print(write_rules_json())"
 
 clean:
 	rm -rf .demo build dist *.egg-info

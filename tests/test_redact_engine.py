@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import string
+from pathlib import Path
 
 import pytest
 
@@ -397,3 +398,42 @@ def test_regex_may_span_lines():
         '[[rule]]\nid = "x"\nregex = """\n  ab\n  (?P<secret>cd)\n"""\nkeywords = ["ab"]\n'
     )
     assert compiled[0].pattern == "ab(?P<secret>cd)"
+
+
+def test_packaged_rules_json_is_the_parsed_toml(tmp_path: Path) -> None:
+    """``rules.json`` (loaded instead of parsing the TOML at start-up) holds exactly what
+    ``tomllib`` makes of the current ``rules.toml``; run ``make rules`` after editing it."""
+    import hashlib
+    import tomllib
+    from importlib import resources
+
+    import orjson
+
+    from habitus.redact.engine import RULES_JSON, _packaged_rules_data, write_rules_json
+
+    package = resources.files("habitus.redact")
+    raw = package.joinpath("rules.toml").read_bytes()
+    cached = orjson.loads(package.joinpath(RULES_JSON).read_bytes())
+    assert cached["toml_sha256"] == hashlib.sha256(raw).hexdigest(), "rules.json is stale: run `make rules`"
+    assert cached["rules"] == tomllib.loads(raw.decode("utf-8")) == _packaged_rules_data()
+    assert write_rules_json(tmp_path).read_bytes() == package.joinpath(RULES_JSON).read_bytes()
+
+
+@pytest.mark.parametrize("copy", ["stale", "corrupt", "missing"])
+def test_a_rules_json_that_is_not_the_toml_is_ignored(tmp_path: Path, copy: str) -> None:
+    """A ``rules.json`` made from other rules (edited TOML, copy not rewritten), a broken
+    one or none: the TOML is parsed instead."""
+    import tomllib
+    from importlib import resources
+
+    import orjson
+
+    from habitus.redact.engine import RULES_JSON, _packaged_rules_data
+
+    raw = resources.files("habitus.redact").joinpath("rules.toml").read_bytes()
+    (tmp_path / "rules.toml").write_bytes(raw)
+    if copy == "stale":
+        (tmp_path / RULES_JSON).write_bytes(orjson.dumps({"toml_sha256": "0" * 64, "rules": {"rule": []}}))
+    elif copy == "corrupt":
+        (tmp_path / RULES_JSON).write_bytes(b'{"toml_sha256": ')
+    assert _packaged_rules_data(tmp_path) == tomllib.loads(raw.decode("utf-8"))
