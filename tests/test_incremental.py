@@ -242,3 +242,43 @@ def test_text_memos_give_each_turn_its_own_result_and_stay_bounded(monkeypatch: 
     for n in range(10):
         incremental._remember(incremental._LANGUAGES, f"text {n}", None)
         assert len(incremental._LANGUAGES) <= 3
+
+
+@pytest.mark.parametrize("block", [7, 5000, 20_000, 4 * 1024 * 1024])
+def test_fingerprint_from_the_blocks_read_is_the_one_read_from_disk(tmp_path: Path, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fingerprint taken from the bytes the reader still holds equals the one computed by
+    reading the file again, for files shorter and longer than the 16 KiB windows, a partial
+    last line, a last block without any newline, and a read that starts at an offset
+    (where the start of the file is not held, so the file is read)."""
+    import random
+
+    from habitus.model import ReadStats
+    from habitus.sources.base import LineStream, TranscriptFile
+    from habitus.sources.incremental import fingerprint
+
+    monkeypatch.setattr(base, "_SELECT_BLOCK", block)
+    rng = random.Random(block)
+    shapes = {
+        "tiny": b'{"type":"user"}\n',
+        "short": b"".join(b'{"type":"user","n":%d}\n' % i for i in range(300)),
+        "long": b"".join(b'{"type":"user","pad":"%s"}\n' % (b"x" * rng.randrange(10, 3000)) for _ in range(200)),
+        "partial": b"".join(b'{"type":"user","n":%d}\n' % i for i in range(2000)) + b'{"type":"us',
+        "long tail": b'{"type":"user"}\n' * 1500 + b"y" * 60_000,
+    }
+    for name, data in shapes.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(data)
+        st_ = path.stat()
+        file = TranscriptFile("claude", path, path.name, st_.st_size, st_.st_mtime, st_.st_ino, "s")
+        for start in (0, data.find(b"\n") + 1):
+            stream = LineStream(path, ReadStats(), offset=start)
+            for _ in stream.select((b'"user"',)):
+                pass
+            assert stream.offset == data.rfind(b"\n") + 1, name
+            assert fingerprint(file, stream.offset, stream.held) == fingerprint(file, stream.offset), (name, start)
+            if start:
+                assert stream.held(0, 10) is None  # the file's start was not read
+            elif block >= 16384 and (name != "long tail" or block > 60_000):  # held, not re-read
+                assert stream.held(0, min(16384, stream.offset)) is not None, name
+                if stream.offset > 16384:
+                    assert stream.held(max(16384, stream.offset - 16384), stream.offset) is not None, name

@@ -27,6 +27,8 @@ MAX_LINE_BYTES = 10 * 1024 * 1024
 _CHUNK = 1024 * 1024
 #: Block size for :meth:`LineStream.select` (bytes).
 _SELECT_BLOCK = 4 * 1024 * 1024
+#: Bytes of a file's start that :meth:`LineStream.select` keeps (for fingerprints).
+HELD_HEAD = 16 * 1024
 
 
 class TranscriptFile:
@@ -175,6 +177,10 @@ class LineStream:
         self.max_line = max_line
         self.start_offset = offset
         self._newlines = 0  # set by _matches: lines in the block just searched
+        #: File bytes :meth:`select` still holds, as (file offset, bytes): the start of the
+        #: file, the last block read and the end of the one before (see :meth:`held`).
+        self._head: list[tuple[int, bytes]] = []
+        self._recent: list[tuple[int, bytes]] = []
 
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
         stats = self.stats
@@ -255,10 +261,19 @@ class LineStream:
                         _discard(fh, base)
                     else:
                         fh.seek(base)
+                at = base  # file offset of the next block
+                compressed = self.path.suffix == ".zst"
                 while True:
                     block = fh.read(_SELECT_BLOCK)
                     if not block:
                         break
+                    if not compressed:
+                        if at == 0:
+                            self._head = [(0, block[:HELD_HEAD])]
+                        # The block before keeps only its last HELD_HEAD bytes (the window
+                        # before a line end near the start of this block).
+                        self._recent = [(o + len(b) - len(b[-HELD_HEAD:]), b[-HELD_HEAD:]) for o, b in self._recent[-1:]] + [(at, block)]
+                    at += len(block)
                     begin = 0  # where this block's unprocessed bytes start
                     if skipping or rest:
                         cut = block.find(b"\n")
@@ -298,6 +313,24 @@ class LineStream:
         finally:
             stats.bytes_read += self.offset - first_offset
             stats.lines += self.line - first_line
+
+    def held(self, start: int, stop: int) -> bytes | None:
+        """File bytes ``[start, stop)`` if :meth:`select` still holds them in memory (the
+        first ``HELD_HEAD`` bytes of the file, the last block it read and the last
+        ``HELD_HEAD`` bytes of the one before), else
+        ``None``: lets a caller fingerprint what was read without reading it again."""
+        if start < 0 or stop < start:
+            return None
+        parts: list[bytes] = []
+        pos = start
+        for offset, data in (*self._head, *self._recent):
+            if offset <= pos < offset + len(data):
+                take = data[pos - offset : stop - offset]
+                parts.append(take)
+                pos += len(take)
+                if pos >= stop:
+                    return b"".join(parts)
+        return b"" if start == stop else None
 
     def _matches(
         self,

@@ -111,6 +111,12 @@ def might_hold_text_at(buf: bytes, start: int, stop: int, assistant: bool = Fals
     find = buf.find
     if all(find(n, start, stop) < 0 for n in _USER_NEEDLES):
         return assistant and any(find(n, start, stop) >= 0 for n in _ASSISTANT_NEEDLES)
+    return _user_line_might_hold_text(buf, start, stop)
+
+
+def _user_line_might_hold_text(buf: bytes, start: int, stop: int) -> bool:
+    """:func:`might_hold_text_at` for a line known to hold a user needle."""
+    find = buf.find
     message = find(b'"message":', start, stop)
     spaced = False
     if message >= 0:
@@ -349,7 +355,8 @@ class ClaudeCodeSource:
         else:
             lines = stream.select(
                 _USER_NEEDLES + (_ASSISTANT_NEEDLES if want_assistant else ()),
-                accept=lambda buf, begin, stop: might_hold_text_at(buf, begin, stop, want_assistant),
+                # Without assistant needles every line found holds a user needle already.
+                accept=(lambda buf, begin, stop: might_hold_text_at(buf, begin, stop, True)) if want_assistant else _user_line_might_hold_text,
             )
         for line_no, start, raw in lines:
             obj = decode_line(without_base64(raw) if not everything else raw, stats)

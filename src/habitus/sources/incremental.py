@@ -15,25 +15,35 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from habitus.errors import HabitusError
 from habitus.model import ReadStats, Turn, file_id
-from habitus.sources.base import LineStream, Source, TranscriptFile
+from habitus.sources.base import HELD_HEAD, LineStream, Source, TranscriptFile
 
-_WINDOW = 16 * 1024
+_WINDOW = HELD_HEAD  # 16 KiB
 
 
-def fingerprint(file: TranscriptFile, offset: int) -> str:
+def fingerprint(file: TranscriptFile, offset: int, held: Callable[[int, int], bytes | None] | None = None) -> str:
     """SHA-256 hex of ``offset`` and the first and last 16 KiB before ``offset``.
 
-    Compressed (``.zst``) files are fingerprinted by their compressed size only: they are
-    archives, rewritten whole when they change. Raises ``OSError`` when unreadable."""
+    ``held(start, stop)`` may supply those bytes from memory (the reader's last blocks, see
+    :meth:`LineStream.held`); the file is read when it gives ``None``. Compressed
+    (``.zst``) files are fingerprinted by their compressed size only: they are archives,
+    rewritten whole when they change. Raises ``OSError`` when unreadable."""
     digest = hashlib.sha256(str(offset).encode())
     if file.path.suffix == ".zst":
         return digest.hexdigest()
+    if held is not None:
+        head = held(0, min(_WINDOW, offset))
+        tail_start = max(_WINDOW, offset - _WINDOW)
+        tail = held(tail_start, offset) if offset > _WINDOW else b""
+        if head is not None and tail is not None:
+            digest.update(head)
+            digest.update(tail)
+            return digest.hexdigest()
     with open(file.path, "rb") as fh:
         digest.update(fh.read(min(_WINDOW, offset)))
         if offset > _WINDOW:
@@ -232,7 +242,7 @@ def read_file(
     result = FileResult(file_plan, human, assistant, stats, reader.stream.offset, reader.stream.line, session)
     if file_plan.status not in ("unchanged", "touched") and result.offset:
         try:
-            result.consumed_fingerprint = fingerprint(file_plan.file, result.offset)
+            result.consumed_fingerprint = fingerprint(file_plan.file, result.offset, reader.stream.held)
         except OSError:
             result.consumed_fingerprint = None  # taken again when the state is saved
     if redact_emails is not None:
