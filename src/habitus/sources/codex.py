@@ -693,11 +693,10 @@ class _Reader:
             self.stats.dropped[kind] += 1
         if not kept and not self.everything:
             return
-        turn = self._turn(line_no, start, raw, ts, kind, reason, text, index=index)
+        content_id = self._content_id(line_no, ts, kind, text) if kind in ("human", "bash", "interrupt") else None
+        turn = self._turn(line_no, start, raw, ts, kind, reason, text, index=index, ident=content_id)
         turn.role = "user"
         turn.kept = kept
-        if kind in ("human", "bash", "interrupt"):
-            turn.id = self._content_id(line_no, ts, kind, text)
         yield turn
 
     def _drop(
@@ -747,9 +746,12 @@ class _Reader:
         text: str,
         *,
         index: int = 0,
+        ident: str | None = None,
     ) -> Turn:
+        """A turn for this line; its id is ``ident`` (a content address) or, by default, the
+        file, line and block index."""
         return Turn(
-            id=stable_id(AGENT, self.file.rel, line_no, index),
+            id=ident or stable_id(AGENT, self.file.rel, line_no, index),
             agent=AGENT,
             session_id=self._session(),
             path=self.file.rel,
