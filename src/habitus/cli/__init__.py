@@ -12,7 +12,6 @@ import click
 from habitus import __version__
 from habitus.errors import HabitusError
 
-
 #: Each command by the module that defines it, imported only when the command runs (or help
 #: lists it), so `habitus distill` and `habitus --version` do not load what `eval` or
 #: `redact` need.

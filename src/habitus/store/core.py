@@ -415,7 +415,7 @@ def _insert_many(conn: Connection, table: sa.Table, rows: Sequence[Mapping[str, 
         if column.default is not None:
             if not column.default.is_scalar:
                 raise ValueError(f"{table.name}.{column.name} has a computed default: insert it with sa.insert")
-            defaults[column.name] = column.default.arg
+            defaults[column.name] = getattr(column.default, "arg", None)  # a ScalarElementColumnDefault
     whole = operator.itemgetter(*names)
     values = []
     for row in rows:
