@@ -282,3 +282,59 @@ def test_fingerprint_from_the_blocks_read_is_the_one_read_from_disk(tmp_path: Pa
                 assert stream.held(0, min(16384, stream.offset)) is not None, name
                 if stream.offset > 16384:
                     assert stream.held(max(16384, stream.offset - 16384), stream.offset) is not None, name
+
+
+def test_a_second_distill_waits_for_the_lock_then_gives_up_without_writing(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While another process holds the distill lock, a distill (whose workers are already
+    reading) gives up with a clear error after the wait, stops its workers and writes
+    nothing; once the lock is free it runs."""
+    import subprocess
+    import sys
+
+    import habitus.pipeline as pipeline
+    import habitus.sources.incremental as incremental
+    from habitus.errors import HabitusError
+
+    install_examples(isolated_home)
+    monkeypatch.setattr(pipeline, "LOCK_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(incremental, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    state = tmp_path / "habitus"
+    state.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import sys, time; from filelock import FileLock; l = FileLock({str(state / 'distill.lock')!r}); l.acquire(); print('held', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(HabitusError, match="another habitus distill is running"):
+            distill(OPTS)
+        assert not (state / "habitus.db").exists()
+        import multiprocessing
+
+        assert multiprocessing.active_children() == []  # the readers were stopped
+    finally:
+        holder.kill()
+        holder.wait()
+    assert distill(OPTS).new_human_turns > 0
+
+
+def test_a_run_that_ends_between_the_peek_and_the_lock_costs_a_reread_not_a_crash(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file states are peeked before the lock is taken: when another run stores states
+    and turns in between (simulated here by a stale peek), this run reads the files again,
+    stores no turn twice and keeps each file's first-read time."""
+    import sqlite3
+
+    import habitus.pipeline as pipeline
+
+    install_examples(isolated_home)
+    first = distill(OPTS)
+    db = Path(os.environ["HABITUS_HOME"]) / "habitus.db"
+    before = dict(sqlite3.connect(db).execute("SELECT id, first_read FROM files").fetchall())
+    monkeypatch.setattr(pipeline, "_peek_states", lambda ids: {})  # what a run saw before the other one committed
+    again = distill(OPTS, checked=True)  # past the no-op check, which the other run's end would have failed
+    conn = sqlite3.connect(db)
+    assert again.new_human_turns == 0 and again.duplicate_turns >= first.new_human_turns > 0
+    assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == first.new_human_turns
+    assert dict(conn.execute("SELECT id, first_read FROM files").fetchall()) == before

@@ -86,22 +86,34 @@ def distill(
     if not checked and nothing_to_do(config, options, report):
         report.seconds = round(time.monotonic() - started, 3)
         return report
-    lock = None
+    locks: list[Any] = []
     collecting = gc.isenabled()
-    if not options.dry_run:
+
+    def lock_store() -> None:
+        """Take the distill lock (not for a dry run, which writes nothing), once."""
+        if options.dry_run or locks:
+            return
         from filelock import FileLock, Timeout
 
         lock = FileLock(str(user_dir(create=True) / "distill.lock"))
         try:
-            lock.acquire(timeout=10)
+            lock.acquire(timeout=LOCK_WAIT_SECONDS)
         except Timeout as exc:
-            raise HabitusError("another habitus distill is running (lock held for 10 s); try again later") from exc
+            raise HabitusError(f"another habitus distill is running (lock held for {LOCK_WAIT_SECONDS:g} s); try again later") from exc
+        locks.append(lock)
+
     try:
         extractor = EXTRACTORS[report.extractor](config=config, model=options.model or config.model, store=None)
         store: Store | None = None
         try:
-            homes, plans, reading, store = _start_reading(config, options, report, extractor, notify)
+            homes, plans, reading, store = _start_reading(config, options, report, extractor, notify, lock_store)
             try:
+                # The lock is taken once the workers read (importing filelock and any wait
+                # overlap with reading), before anything is written. A run that finished
+                # between the peek at the file states and this lock makes this one re-read
+                # what it consumed: the turns are known by id and stored once, and file
+                # states are upserted (see Store.save_file_states).
+                lock_store()
                 if store is None:
                     store = _open_store(options)  # meanwhile, the workers read
                 if getattr(extractor, "store", False) is None:
@@ -120,7 +132,7 @@ def distill(
     finally:
         if collecting:
             gc.enable()  # paused while reading (see _run)
-        if lock is not None:
+        for lock in locks:
             with _no_interrupts():
                 lock.release()
     report.seconds = round(time.monotonic() - started, 3)
@@ -160,12 +172,17 @@ def _peek_states(ids: Sequence[str]) -> dict[str, dict[str, Any]] | None:
 
 
 def _start_reading(
-    config: Config, options: DistillOptions, report: Report, extractor: Any, notify: Progress
+    config: Config,
+    options: DistillOptions,
+    report: Report,
+    extractor: Any,
+    notify: Progress,
+    lock_store: Callable[[], None] = lambda: None,
 ) -> tuple[dict[str, Path], list[FilePlan], Reading, Store | None]:
     """Discover, plan and start reading: returns the agents' home folders, the plans, the
-    running :class:`Reading` and the store when it had to be opened first (to migrate it);
-    else ``None``, and the caller opens it while the workers read. The ``--sessions`` cap
-    is applied here."""
+    running :class:`Reading` and the store when it had to be opened first (to migrate it,
+    after ``lock_store()``); else ``None``, and the caller opens it while the workers read.
+    The ``--sessions`` cap is applied here."""
     selection = selection_for(config, options, report.agents)
     report.skipped = dict(selection.skipped_counts)
     report.skipped_files = [{"agent": s.agent, "path": s.rel, "reason": s.reason} for s in selection.skipped]
@@ -174,6 +191,7 @@ def _start_reading(
     store = None
     states = _peek_states(ids)
     if states is None:
+        lock_store()
         store = _open_store(options)
         states = store.file_states(ids)
     cap = options.sessions or config.max_sessions
@@ -213,6 +231,9 @@ def _no_interrupts() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, previous)
 
+
+#: How long a distill waits for another one to release the store's lock (seconds).
+LOCK_WAIT_SECONDS = 10.0
 
 #: Files whose human turns are admitted together while reading goes on.
 ADMIT_EVERY = 50

@@ -143,11 +143,13 @@ class Store:
 
     def save_file_states(self, rows: Sequence[Mapping[str, Any]], existing: Iterable[str]) -> None:
         """Insert (in one statement) or update many files' read states; ``existing`` are the
-        ids already stored."""
+        ids stored when the run planned its reads. A row missing from ``existing`` that is
+        stored by now (a run that ended after this one looked) is updated, keeping its
+        ``first_read``."""
         known = set(existing)
         new = [r for r in rows if r["id"] not in known]
         if new:  # a first scan: one row per transcript file, handed to the driver as tuples
-            _insert_many(self.conn, files, new)
+            _insert_many(self.conn, files, new, keep_on_conflict=("id", "first_read"))
         for row in rows:
             if row["id"] in known:
                 self.save_file_state(row)
@@ -403,12 +405,15 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.close()
 
 
-def _insert_many(conn: Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+def _insert_many(
+    conn: Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]], *, keep_on_conflict: Sequence[str] = ()
+) -> None:
     """Insert ``rows`` (mappings by column name) into ``table`` with one ``executemany`` of
     plain tuples: SQLAlchemy's per-row parameter processing costs more than SQLite's insert
     for the thousands of rows of a first scan. A column a row leaves out gets its scalar
-    default, else NULL. Raises ``ValueError`` for a table with a computed default (this
-    shortcut would skip it)."""
+    default, else NULL. With ``keep_on_conflict`` (the primary key first), a row whose key
+    is already stored updates every other column instead (SQLite's upsert). Raises
+    ``ValueError`` for a table with a computed default (this shortcut would skip it)."""
     names = [c.name for c in table.columns]
     defaults = {}
     for column in table.columns:
@@ -423,4 +428,8 @@ def _insert_many(conn: Connection, table: sa.Table, rows: Sequence[Mapping[str, 
             values.append(whole(row))
         except KeyError:
             values.append(tuple(row.get(n, defaults.get(n)) for n in names))
-    conn.exec_driver_sql(f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", values)
+    sql = f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+    if keep_on_conflict:
+        updates = ", ".join(f"{n} = excluded.{n}" for n in names if n not in keep_on_conflict)
+        sql += f" ON CONFLICT({keep_on_conflict[0]}) DO UPDATE SET {updates}"
+    conn.exec_driver_sql(sql, values)
