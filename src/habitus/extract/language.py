@@ -27,8 +27,30 @@ _NOT_ASCII_LETTERS = str.maketrans("", "", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ
 _ENGLISH = frozenset(
     "the a an and or but to of in on at for with is are was were be it this that these those "
     "i you we they he she my your our can could should would will do does did not don't it's "
-    "i'm let's please what how why when if so just also".split()
+    "i'm let's please what how why when if so just also from now always never before after "
+    "all have has there then than which only sure into about every".split()
 )
+#: Function words of the Latin-script languages the detector knows (NAMES), English's above
+#: included: a text with fewer than PROSE_WORDS of them is code, a log, a command or a
+#: placeholder, not prose whose language says anything about the user.
+_FUNCTION_WORDS = _ENGLISH | frozenset(
+    # German
+    "der die das und ist nicht ein eine einen mit für auf ich wir sie es du bitte immer auch noch "
+    "wenn dann aber oder sind hat haben kann muss soll zu dem den von dass wie keine kein nur jetzt alle "
+    # French
+    "le la les un une des du et est pas ne je tu nous vous il elle que qui pour dans sur avec mais "
+    "ou ce cette sont toujours jamais aussi plus merci c'est j'ai au aux en y "
+    # Spanish
+    "el los las es una del al con por para pero como más muy siempre nunca también este esta yo hay "
+    "está son no sí lo se "
+    # Portuguese
+    "o os um uma de da dos das e é em na nas com não você eu ele ela isso muito mas mais obrigado "
+    # Italian
+    "gli di della che è non per sono questo questa anche mai più molto grazie perché ma io ci si ho ha".split()
+)
+PROSE_WORDS = 2
+_LATIN_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+_NOT_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f]")
 
 #: ISO 639-1 code -> English name used in the belief text.
 NAMES = {
@@ -58,8 +80,11 @@ def _detector() -> Any:
 
 
 def detect(text: str) -> str | None:
-    """ISO 639-1 code of ``text``'s language, or ``None`` when too short to tell (fewer than
-    12 letters, or 3 CJK characters)."""
+    """ISO 639-1 code of ``text``'s language, or ``None`` when it cannot tell: fewer than 12
+    letters (or 3 CJK characters), or Latin-script text with fewer than ``PROSE_WORDS``
+    function words (code, logs, commands: no prose). Plain English is recognised by its
+    function words; the statistical detector (``lingua``, whose models take about 0.1 s to
+    load in each process) is asked only about the rest."""
     if text.isascii():  # no CJK script; letters counted without a regex
         letters = len(text) - len(text.translate(_NOT_ASCII_LETTERS))
     else:
@@ -73,9 +98,14 @@ def detect(text: str) -> str | None:
             return "zh"
     if letters < 12:
         return None
-    words = _WORD.findall(text.lower())
+    low = text.lower()
+    words = _WORD.findall(low)
     if len(words) >= 4 and sum(w in _ENGLISH for w in words) >= 0.25 * len(words):
         return "en"  # plainly English: no need for the statistical detector
+    if text.isascii() or not _NOT_LATIN.search(text):
+        latin = words if text.isascii() else _LATIN_WORD.findall(low)
+        if sum(w in _FUNCTION_WORDS for w in latin) < PROSE_WORDS:
+            return None  # not prose: nothing to learn about the user's language
     found = _detector().detect_language_of(text)
     if found is None:
         return None
