@@ -312,8 +312,12 @@ def test_a_second_distill_waits_for_the_lock_then_gives_up_without_writing(isola
             distill(OPTS)
         assert not (state / "habitus.db").exists()
         import multiprocessing
+        import time
 
-        assert multiprocessing.active_children() == []  # the readers were stopped
+        deadline = time.monotonic() + 10  # the readers were stopped (reaped a moment later)
+        while multiprocessing.active_children() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert multiprocessing.active_children() == []
     finally:
         holder.kill()
         holder.wait()

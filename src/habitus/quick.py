@@ -111,10 +111,26 @@ def quick_distill(options: DistillOptions) -> Report | None:
     return report
 
 
-def selection_for(config: Config, options: DistillOptions, agents: Sequence[str]) -> Any:
+#: The selection the no-op check just made and found work in, with its arguments: the run
+#: that follows takes it (once) instead of walking the folders again.
+_CHECKED: list[tuple[tuple[Any, ...], Any]] = []
+
+
+def _selection_key(config: Config, options: DistillOptions, agents: Sequence[str]) -> tuple[Any, ...]:
+    return (tuple(agents), options.days or config.window_days, config.quiet_minutes, tuple(config.exclude_projects), options.verbose)
+
+
+def selection_for(config: Config, options: DistillOptions, agents: Sequence[str], *, fresh: bool = False) -> Any:
     """Every transcript in the window (newest first). The ``--sessions`` cap is applied after
     planning, to the files that need reading, so unchanged files never use it up and a
-    backlog drains over later runs."""
+    backlog drains over later runs. Unless ``fresh``, the selection the no-op check made for
+    the same arguments is taken (once) if there is one."""
+    key = _selection_key(config, options, agents)
+    if not fresh:
+        while _CHECKED:
+            checked_key, selection = _CHECKED.pop()
+            if checked_key == key:
+                return selection
     return select(
         agents,
         days=options.days or config.window_days,
@@ -143,11 +159,12 @@ def nothing_to_do(config: Config, options: DistillOptions, report: Report) -> bo
     try:
         if peek.revision() != HEAD_REVISION:
             return False
-        selection = selection_for(config, options, report.agents)
+        selection = selection_for(config, options, report.agents, fresh=True)
         histories = {agent: f"history:{name}" for agent, name in HISTORY_NAMES.items() if agent in selection.homes}
         stats = peek.file_stats([*(f.rel for f in selection.files), *histories.values()])
         for file in selection.files:
             if stats.get((file.agent, file.rel)) != (file.size, file.mtime, file.inode):  # plan() says "unchanged"
+                _CHECKED[:] = [(_selection_key(config, options, report.agents), selection)]  # for the run that follows
                 return False
         for agent, rel in histories.items():
             path = selection.homes[agent] / HISTORY_NAMES[agent]
