@@ -38,6 +38,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -140,6 +141,22 @@ print(sum(len(r.human) for r in read_files([plan(f, None) for f in selection.fil
 """
 
 
+#: With ``--steps``: the readers plus what the workers add (redaction, the rule analysis),
+#: then the same with the store opened in the main process meanwhile, as a first scan does.
+READ_ANALYSE = """
+from habitus.quick import DistillOptions, prepare, selection_for
+from habitus.sources.incremental import plan, read_files
+options = DistillOptions(days=100000, sessions=10**7)
+config, report = prepare(options)
+selection = selection_for(config, options, report.agents)
+reading = read_files([plan(f, None) for f in selection.files], redact_emails=False, analyse=True)
+if STORE:
+    from habitus.store import Store
+    store = Store.open(in_memory_if_missing=True)
+print(sum(len(r.human) for r in reading))
+"""
+
+
 def run(args: list[str], env: dict[str, str], *, code: str | None = None) -> tuple[float, int, str]:
     """Run a habitus command (or Python ``code``); return (seconds, peak RSS in KiB, stdout)."""
     start = time.perf_counter()
@@ -171,7 +188,7 @@ def append_one_percent(home: Path) -> int:
     return added
 
 
-def measure(megabytes: int, workdir: Path) -> dict[str, float]:
+def measure(megabytes: int, workdir: Path, *, steps: bool = False) -> dict[str, Any]:
     root = workdir / f"corpus-{megabytes}mb"
     root.mkdir(parents=True, exist_ok=True)
     home, files, size = build_corpus(root, megabytes)
@@ -184,13 +201,16 @@ def measure(megabytes: int, workdir: Path) -> dict[str, float]:
     # The first-scan rows take a second or two each: they run in FIRST_ROUNDS rounds of
     # (a), (r), (b), (b') back to back, and each ratio is the median of the rounds' own
     # ratios, so a slow spell of the VM weighs on both sides of a ratio or on none.
-    rounds: dict[str, list[float]] = {"a": [], "r": [], "b": [], "b'": []}
+    rounds: dict[str, list[float]] = {"a": [], "r": [], "r+a": [], "r+a+s": [], "b": [], "b'": []}
     read_rss = dry_rss = first_rss = 0
     for _ in range(FIRST_ROUNDS):
         rounds["a"].append(baseline(home))
         seconds, rss, _ = run([], env, code=READ_ONLY)
         rounds["r"].append(seconds)
         read_rss = max(read_rss, rss)
+        if steps:
+            rounds["r+a"].append(run([], env, code="STORE = False\n" + READ_ANALYSE)[0])
+            rounds["r+a+s"].append(run([], env, code="STORE = True\n" + READ_ANALYSE)[0])
         shutil.rmtree(state, ignore_errors=True)
         seconds, rss, _ = run(["distill", "--dry-run", *common], env)
         rounds["b"].append(seconds)
@@ -202,7 +222,7 @@ def measure(megabytes: int, workdir: Path) -> dict[str, float]:
     report = orjson.loads(out)  # the last first scan's state stays for (c) and (d)
     base = statistics.median(rounds["a"])
     read_only, dry, first = (statistics.median(rounds[k]) for k in ("r", "b", "b'"))
-    ratio = {k: statistics.median(x / a for x, a in zip(rounds[k], rounds["a"], strict=True)) for k in ("r", "b", "b'")}
+    ratio = {k: statistics.median(x / a for x, a in zip(rounds[k], rounds["a"], strict=True)) for k in rounds if rounds[k]}
     # (c) and (v) take a tenth of a second: alternate them REPEATS times and keep medians,
     # so one hiccup of the VM does not decide the figure.
     versions, agains = [], []
@@ -226,6 +246,7 @@ def measure(megabytes: int, workdir: Path) -> dict[str, float]:
         "dry_ratio": ratio["b"],
         "first_ratio": ratio["b'"],
         "first_ratios": tuple(x / a for x, a in zip(rounds["b'"], rounds["a"], strict=True)),
+        "steps": {k: (statistics.median(rounds[k]), ratio[k]) for k in ("r+a", "r+a+s") if rounds[k]},
         "read_s": read_only,
         "read_rss_mb": read_rss / 1024,
         "version_s": version,
@@ -244,11 +265,17 @@ def measure(megabytes: int, workdir: Path) -> dict[str, float]:
     }
 
 
-def show(r: dict[str, float], markdown: bool) -> None:
+def show(r: dict[str, Any], markdown: bool) -> None:
     base = r["baseline_s"]
     rows = [
         ("(a) baseline: orjson.loads every line", base, r["mb"] / base, 1.0, None),
         ("(r) readers only (pre-filter, pool; no redaction, extraction, store)", r["read_s"], r["mb"] / r["read_s"], r["read_ratio"], r["read_rss_mb"]),
+        *(
+            (f"({key}) {label}", secs, r["mb"] / secs, ratio, None)
+            for key, label in (("r+a", "readers + redaction and rule analysis in the workers"), ("r+a+s", "the same + opening the store meanwhile"))
+            if key in r["steps"]
+            for secs, ratio in [r["steps"][key]]
+        ),
         ("(b) distill --dry-run, first scan", r["dry_s"], r["mb"] / r["dry_s"], r["dry_ratio"], r["dry_rss_mb"]),
         ("(b') distill, first scan (writes state)", r["first_s"], r["mb"] / r["first_s"], r["first_ratio"], r["first_rss_mb"]),
         ("(c) re-run, unchanged", r["rerun_s"], None, r["rerun_s"] / base, r["rerun_rss_mb"]),
@@ -274,6 +301,7 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=REPO / "bench" / "out", help="where corpora are written")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
     parser.add_argument("--keep", action="store_true", help="keep the corpora afterwards")
+    parser.add_argument("--steps", action="store_true", help="also time the readers with redaction and analysis (r+a), and with the store opened meanwhile (r+a+s)")
     args = parser.parse_args()
     if not SHARED.is_dir():
         print(f"needs the real samples in {SHARED}", file=sys.stderr)
@@ -285,7 +313,7 @@ def main() -> int:
 
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(habitus.__file__).parent)], check=True)
     for size in [int(x) for x in args.mb.split(",")]:
-        result = measure(size, args.workdir)
+        result = measure(size, args.workdir, steps=args.steps)
         show(result, args.markdown)
         if not args.keep:
             shutil.rmtree(args.workdir / f"corpus-{size}mb", ignore_errors=True)
