@@ -311,3 +311,18 @@ def test_prefilter_reads_the_separators_the_line_was_written_with(separators: tu
     buf = b"\n".join((only_tool, with_text, b""))
     assert not might_hold_text_at(buf, 0, len(only_tool))
     assert might_hold_text_at(buf, len(only_tool) + 1, len(buf) - 1)
+
+
+def test_an_unreadable_session_file_is_skipped_at_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    folder = tmp_path / "projects" / "-w"
+    folder.mkdir(parents=True)
+    locked = folder / "0199aaaa-bbbb-cccc-dddd-000000000001.jsonl"
+    fine = folder / "0199aaaa-bbbb-cccc-dddd-000000000002.jsonl"
+    for path in (locked, fine):
+        path.write_text("{}\n")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(locked) else real_access(p, mode))
+    found = sorted((type(f).__name__, f.rel, getattr(f, "reason", None)) for f in ClaudeCodeSource().discover(tmp_path))
+    assert found == [("Skipped", f"projects/-w/{locked.name}", "unreadable"), ("TranscriptFile", f"projects/-w/{fine.name}", None)]

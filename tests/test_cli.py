@@ -119,3 +119,20 @@ def test_distill_and_version_do_not_load_other_commands() -> None:
     code = "import sys; from habitus.cli import cli; cli.main(['--version'], standalone_mode=False); print(sorted(m for m in sys.modules if m.startswith('habitus.cli.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("[]"), out
+
+
+def test_a_misspelt_command_gets_a_suggestion_and_help_works_as_a_command() -> None:
+    wrong = run_cli("distil", check=False)
+    assert wrong.returncode == 2 and "Did you mean 'distill'?" in wrong.stderr
+    assert run_cli("help", "distill").stdout == run_cli("distill", "--help").stdout
+    assert run_cli("help").stdout == run_cli("--help").stdout
+    unknown = run_cli("help", "nope", check=False)
+    assert unknown.returncode == 2 and "No such command 'nope'" in unknown.stderr
+
+
+def test_the_report_says_why_fresh_files_wait(isolated_home: Path) -> None:
+    install_examples(isolated_home)
+    fresh = next((isolated_home / ".claude" / "projects").rglob("*.jsonl"))
+    os.utime(fresh)  # just written: inside the quiet window
+    out = run_cli("distill", "--dry-run").stdout
+    assert "quiet_window 1" in out and "read on a later run (config: quiet_minutes)" in out

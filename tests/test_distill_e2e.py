@@ -148,3 +148,49 @@ def test_broken_claude_md_is_refused_but_nothing_lost(scratch: Path) -> None:
     assert report["new_human_turns"] > 0  # the store still learned; the block waits for a fix
     status = run_cli("status").stdout
     assert "markers are broken" in status
+
+
+def test_beliefs_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Two runs over the same transcripts in processes with different hash seeds (so sets
+    iterate in other orders) store the same beliefs with the same evidence: ties between
+    paraphrases are not decided by float rounding."""
+    import json
+    import os
+    import random
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    rng = random.Random(7)
+    words = "ruff pytest docker nginx postgres redis react vue tailwind poetry uv pip npm pnpm yarn bun cargo black mypy eslint prettier jest vitest".split()
+    templates = ["always use {a} instead of {b}", "no, use {a} not {b}", "from now on, prefer {a} for {b}", "don't touch the {a} config in {b}", "I prefer {a} over {b}", "stop using {a} in {b}", "never run {a} on {b}"]
+    home = tmp_path / "home"
+    old = time.time() - 7200
+    for s in range(40):
+        sid = str(uuid.UUID(int=rng.getrandbits(128)))
+        folder = home / ".claude" / "projects" / f"-proj-{s % 5}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for i in range(12):
+            text = rng.choice(templates).format(a=rng.choice(words), b=rng.choice(words))
+            lines.append(json.dumps({"type": "user", "sessionId": sid, "uuid": str(uuid.UUID(int=rng.getrandbits(128))), "timestamp": f"2026-11-{1 + s % 20:02d}T10:{i:02d}:00.000Z", "cwd": f"/proj/{s % 5}", "message": {"role": "user", "content": text}}))
+        path = folder / f"{sid}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        os.utime(path, (old, old))
+
+    def beliefs(seed: str) -> list[tuple[object, ...]]:
+        state = tmp_path / f"state-{seed}"
+        env = {**os.environ, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "CODEX_HOME": str(home / ".codex"), "FACTORY_HOME": str(home / ".factory"), "HABITUS_HOME": str(state), "HABITUS_CONFIG": str(tmp_path / "none.toml"), "PYTHONHASHSEED": seed}
+        env.pop("PYTEST_CURRENT_TEST", None)
+        subprocess.run([sys.executable, "-m", "habitus", "distill", "--days", "100000", "--json"], env=env, check=True, capture_output=True)
+        conn = sqlite3.connect(state / "habitus.db")
+        rows = conn.execute("SELECT b.key, b.text, b.status, b.sessions, e.turn_id FROM beliefs b LEFT JOIN evidence e ON e.belief_id = b.id ORDER BY b.key, e.turn_id").fetchall()
+        conn.close()
+        return rows
+
+    first = beliefs("1")
+    assert len({r[0] for r in first}) > 5
+    for seed in ("2", "3"):
+        assert beliefs(seed) == first, seed

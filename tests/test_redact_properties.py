@@ -200,8 +200,14 @@ def build_azure_client_secret(rng: random.Random) -> tuple[str, str]:
 
 def build_secret_prose(rng: random.Random) -> tuple[str, str]:
     s = tok(rng, LOWER_DIGIT, 10) + digits(rng, 4) + tok(rng, ALNUM, 8)
-    word = rng.choice(["password is", "token", "secret is", "api key is", "passphrase"])
+    word = rng.choice(["password is", "token", "secret is", "api key is", "passphrase", "pw is", "pwd", "pass"])
     return f"my {word} {s} for the dev box", s
+
+
+def build_secret_prose_zh(rng: random.Random) -> tuple[str, str]:
+    s = tok(rng, LOWER_DIGIT, 10) + digits(rng, 4) + tok(rng, ALNUM, 8)
+    word = rng.choice(["数据库密码是 ", "口令 ", "密钥：", "令牌为", "密码="])
+    return f"记住，{word}{s}，以后都用它登录", s
 
 
 def build_sshpass(rng: random.Random) -> tuple[str, str]:
@@ -211,7 +217,8 @@ def build_sshpass(rng: random.Random) -> tuple[str, str]:
 
 def build_aws_secret(rng: random.Random) -> tuple[str, str]:
     s = tok(rng, B64, 40)
-    return "aws_secret_access_key = " + s, s
+    key_id = "AKIA" + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16))
+    return rng.choice(["aws_secret_access_key = " + s, f"creds: {key_id} / {s}", f"{key_id} - {s}"]), s
 
 
 FORMATS: dict[str, Build] = {
@@ -350,6 +357,7 @@ FORMATS: dict[str, Build] = {
     "password-in-code": with_password('new NetworkCredential("bob", "{}");'),
     "password-prose": with_password('the password for bob is "{}" today'),
     "secret-prose": build_secret_prose,
+    "secret-prose-zh": build_secret_prose_zh,
     "sshpass-password": build_sshpass,
     "xml-secret-value": with_password('<add key="SmtpPassword" value="{}"/>'),
     "secret-assignment": with_password('DB_PASSWORD="{}"'),

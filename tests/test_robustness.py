@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,48 @@ def test_ctrl_c_during_a_parallel_first_scan_stops_cleanly(isolated_home: Path, 
     assert interrupted >= 2
     done = subprocess.run([sys.executable, "-m", "habitus", "distill", "--days", "100000", "--sessions", "1000", "--json"], env=env, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_file_unreadable_when_read_is_skipped_and_read_once_it_can_be(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transcript that cannot be opened when its turn comes (its permissions changed after
+    discovery, an I/O error) is reported as skipped, nothing of it is stored, its read state
+    is not saved: the next run reads it whole."""
+    import sqlite3
+
+    import habitus.sources.base as base
+
+    folder = isolated_home / ".claude" / "projects" / "-w"
+    folder.mkdir(parents=True)
+    locked = folder / "0199aaaa-bbbb-cccc-dddd-000000000001.jsonl"
+    other = folder / "0199aaaa-bbbb-cccc-dddd-000000000002.jsonl"
+    locked.write_text(GOOD["claude"](1) + "\n")
+    other.write_text(GOOD["claude"](2) + "\n")
+    for path in (locked, other):
+        os.utime(path, (time.time() - 3600,) * 2)
+    real_open = base.open_binary
+
+    def refuse(path: Path):  # type: ignore[no-untyped-def]
+        if Path(path).name == locked.name:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path)
+
+    monkeypatch.setattr(base, "open_binary", refuse)
+    first = distill(DistillOptions(days=100000, sessions=50), config=Config(quiet_minutes=0))
+    assert first.skipped.get("unreadable") == 1 and first.files_read == {"new": 1}
+    assert first.bad_lines == {"unreadable_file": 1} and first.new_human_turns == 1
+    db = Path(os.environ["HABITUS_HOME"]) / "habitus.db"
+    assert [r[0] for r in sqlite3.connect(db).execute("SELECT path FROM files")] == [f"projects/-w/{other.name}"]
+    monkeypatch.setattr(base, "open_binary", real_open)
+    second = distill(DistillOptions(days=100000, sessions=50), config=Config(quiet_minutes=0))
+    assert second.files_read == {"new": 1, "unchanged": 1} and second.new_human_turns == 1
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_byte_order_mark_does_not_cost_the_first_line(tmp_path: Path, agent: str) -> None:
+    """An editor may save a transcript with a UTF-8 byte order mark: the first line is still
+    read (and the repair counted), by the pre-filtered read and the full one alike."""
+    path = tmp_path / "0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD[agent](1).encode() + b"\n" + GOOD[agent](2).encode() + b"\n")
+    full, fast, full_stats, fast_stats = _fast_and_full(agent, path)
+    assert [t[2] for t in fast] == [t[2] for t in full] == ["good prompt number 1", "good prompt number 2"]
+    assert fast_stats.bad_lines["repaired_bom"] == full_stats.bad_lines["repaired_bom"] == 1

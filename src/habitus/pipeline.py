@@ -99,7 +99,7 @@ def distill(
         try:
             lock.acquire(timeout=LOCK_WAIT_SECONDS)
         except Timeout as exc:
-            raise HabitusError(f"another habitus distill is running (lock held for {LOCK_WAIT_SECONDS:g} s); try again later") from exc
+            raise HabitusError(f"another habitus distill is running (waited {LOCK_WAIT_SECONDS:g} s for it to finish); try again later") from exc
         locks.append(lock)
 
     try:
@@ -463,7 +463,11 @@ def _run(
     gc.disable()
     for index, result in enumerate(reading):
         file = result.plan.file
-        read_counts[result.plan.status] += 1
+        if result.unreadable:  # skipped with its reason; its state stays as it was
+            report.skipped["unreadable"] = report.skipped.get("unreadable", 0) + 1
+            report.skipped_files.append({"agent": file.agent, "path": file.rel, "reason": "unreadable"})
+        else:
+            read_counts[result.plan.status] += 1
         stats.add(result.stats)
         admission.redactions.update(result.redactions)
         state = result.new_state(now=now)

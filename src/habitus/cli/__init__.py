@@ -38,14 +38,19 @@ class HabitusGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
-        if command is None and cmd_name in LAZY_COMMANDS:
-            import importlib
-
-            module = importlib.import_module(f"habitus.cli.{LAZY_COMMANDS[cmd_name]}")
-            for found in module.COMMANDS:
-                self.add_command(found)
+        if command is None:
+            # An unknown name loads every command, so click's "Did you mean …?" sees them all.
+            for module_name in [LAZY_COMMANDS[cmd_name]] if cmd_name in LAZY_COMMANDS else sorted(set(LAZY_COMMANDS.values())):
+                self._load(module_name)
             command = super().get_command(ctx, cmd_name)
         return command
+
+    def _load(self, module_name: str) -> None:
+        import importlib
+
+        for found in importlib.import_module(f"habitus.cli.{module_name}").COMMANDS:
+            if found.name not in self.commands:
+                self.add_command(found)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -117,6 +122,23 @@ def cli() -> None:
     Start with `habitus distill --dry-run`, then `habitus distill`, `habitus candidates`,
     `habitus approve ID`.
     """
+
+
+@cli.command(name="help")
+@click.argument("command", required=False)
+@click.pass_context
+def help_command(ctx: click.Context, command: str | None) -> None:
+    """Show the help of habitus, or of COMMAND (the same as `habitus COMMAND --help`)."""
+    parent = ctx.parent
+    assert parent is not None
+    if command is None:
+        click.echo(parent.get_help())
+        return
+    found = cli.get_command(parent, command)
+    if found is None:
+        raise click.UsageError(f"No such command {command!r}.", ctx)
+    with click.Context(found, info_name=command, parent=parent) as sub:
+        click.echo(found.get_help(sub))
 
 
 def main() -> None:

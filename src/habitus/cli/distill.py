@@ -84,6 +84,8 @@ def print_report(r: dict[str, Any], *, verbose: bool = False) -> None:
         click.echo(f"  re-read:     {len(r['rewritten'])} rewritten or truncated file(s): {', '.join(r['rewritten'][:5])}")
     skipped = sum(r["skipped"].values())
     click.echo(f"  skipped:     {skipped} file(s)" + (f" ({counts(r['skipped'])})" if skipped else ""))
+    if r["skipped"].get("quiet_window"):
+        click.echo("               quiet_window: changed in the last few minutes (still being written?); read on a later run (config: quiet_minutes)")
     if verbose:
         for item in r["skipped_files"]:
             click.echo(f"                - {item['reason']}: {item['agent']}:{item['path']}")

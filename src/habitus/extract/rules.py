@@ -319,8 +319,10 @@ def similarity(a: frozenset[str], b: frozenset[str], weight: Mapping[str, float]
         base = weight.get(t, 1.0) if weight else 1.0
         return base * 0.5 if _CJK.match(t) or t in _LIGHT else base
 
-    shared = sum(w(t) for t in a & b)
-    return shared / max(sum(w(t) for t in a), sum(w(t) for t in b))
+    # math.fsum: exact sums, the same in any order (a set's order changes with the hash seed,
+    # and a tie between two candidates must not be decided by float rounding).
+    shared = math.fsum(w(t) for t in a & b)
+    return shared / max(math.fsum(w(t) for t in a), math.fsum(w(t) for t in b))
 
 
 #: Share of both rules' weight their common terms must hold (see :func:`same_rule`).

@@ -59,8 +59,9 @@ __all__ = [
 #: Placeholder written in place of a secret; also what candidate spans must not touch.
 PLACEHOLDER_PREFIX = b"[REDACTED:"
 _RULE_ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-#: Keywords are printable ASCII (never NUL: ``redact_many`` joins texts with NUL bytes).
-_KEYWORD_CHARS = re.compile(r"[ -~]+\Z")
+#: Keywords are printable characters, any script (never NUL: ``redact_many`` joins texts
+#: with NUL bytes).
+_KEYWORD_CHARS = re.compile(r"[^\x00-\x1f\x7f]+\Z")
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _BEFORE = 64  # bytes of context a rule's ``before`` pattern sees
 _RESCAN = 256  # bytes: a rejected match up to this long is searched again from inside
@@ -189,7 +190,7 @@ def load_rules(text: str, source: str = "rules.toml") -> tuple[tuple[Rule, ...],
     Returns the rules in file order and the value/name word lists. Raises
     :class:`~habitus.errors.ConfigError` when the TOML is invalid, a rule lacks ``id``,
     ``regex`` or ``keywords``, an id is duplicated or malformed, a keyword is not
-    lowercase printable ASCII, a ``check`` or ``require`` value is unknown, or a regex
+    lowercase and printable, a ``check`` or ``require`` value is unknown, or a regex
     (``regex``, ``before``, ``allowlist``) does not compile under RE2.
     """
     import tomllib
@@ -342,11 +343,13 @@ def _build_keywords(compiled: tuple[Rule, ...], pii: bool) -> _Keywords:
     automaton = ahocorasick.Automaton()
     items = sorted(by_keyword.items())
     for n, (kw, _) in enumerate(items):
-        automaton.add_word(kw, n)
+        # The automaton runs over the text's UTF-8 bytes read as latin-1 (see _lowered): a
+        # non-ASCII keyword (密码) is looked for as its UTF-8 bytes, the same way.
+        automaton.add_word(kw.encode("utf-8").decode("latin-1"), n)
     automaton.make_automaton()
     return _Keywords(
         automaton,
-        tuple(kw.encode("ascii") for kw, _ in items),
+        tuple(kw.encode("utf-8") for kw, _ in items),
         tuple(tuple(sorted(idxs)) for _, idxs in items),
     )
 

@@ -455,6 +455,7 @@ def _discard(fh: IO[bytes], count: int) -> None:
 
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+_BOM = b"\xef\xbb\xbf"
 
 
 def _clean(value: Any) -> Any:
@@ -473,12 +474,16 @@ def decode_line(raw: bytes, stats: ReadStats) -> dict[str, Any] | None:
 
     Reasons counted in ``stats.bad_lines``: ``blank``, ``nul_bytes``, ``two_objects``,
     ``invalid_json``, ``not_an_object``. Lines that decode only after repair (invalid UTF-8
-    replaced, lone surrogates replaced, NUL padding around the line removed) are returned
-    and counted as ``repaired_utf8`` / ``repaired_surrogates`` / ``repaired_nul_padding``.
+    replaced, lone surrogates replaced, NUL padding around the line removed, a UTF-8 byte
+    order mark before it removed) are returned and counted as ``repaired_utf8`` /
+    ``repaired_surrogates`` / ``repaired_nul_padding`` / ``repaired_bom``.
     """
     if not raw.strip():
         stats.bad_lines["blank"] += 1
         return None
+    if raw.startswith(_BOM):  # a file saved by an editor that writes one: the line is good
+        raw = raw[len(_BOM) :]
+        stats.bad_lines["repaired_bom"] += 1
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:

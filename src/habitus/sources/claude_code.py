@@ -312,6 +312,9 @@ class ClaudeCodeSource:
                 if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block a read
                     yield Skipped(AGENT, Path(entry.path), rel, "not_a_regular_file")
                     continue
+                if not os.access(entry.path, os.R_OK):
+                    yield Skipped(AGENT, Path(entry.path), rel, "unreadable")
+                    continue
                 yield TranscriptFile(AGENT, entry.path, rel, st.st_size, st.st_mtime, st.st_ino, stem, slug)
 
     def _subagents(self, home: Path, folder: Path) -> Iterator[Skipped]:

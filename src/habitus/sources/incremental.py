@@ -125,11 +125,15 @@ class FileResult:
     consumed_fingerprint: str | None = None
     #: Rule-extractor candidates of the human turns, by turn id, when analysed by the reader.
     candidates: dict[str, list[Any]] | None = None
+    #: The file could not be opened or read: nothing of it counts, its state is not saved,
+    #: and the next run tries again.
+    unreadable: bool = False
 
     def new_state(self, *, now: str) -> dict[str, Any] | None:
-        """The ``files`` row after this read, or ``None`` when nothing changed."""
+        """The ``files`` row after this read, or ``None`` when nothing changed (or the file
+        could not be read)."""
         file = self.plan.file
-        if self.plan.status == "unchanged":
+        if self.plan.status == "unchanged" or self.unreadable:
             return None
         old = self.plan.state or {}
         offset = self.offset
@@ -228,6 +232,7 @@ def read_file(
     assistant: list[Turn] = []
     session: str | None = None
     reader = IncrementalRead(source, file_plan, stats, context=context)
+    unreadable = False
     try:
         for turn in reader.turns():
             session = session or turn.session_id
@@ -237,10 +242,14 @@ def read_file(
             elif turn.is_human:
                 human.append(turn)
     except OSError:
+        # Unreadable now (permissions, a vanished file, an I/O error): keep nothing of it, so
+        # the next run reads it from where the last good read ended.
+        stats = ReadStats(files=1)
         stats.bad_lines["unreadable_file"] += 1
+        human, assistant, session, unreadable = [], [], None, True
         reader.stream.offset, reader.stream.line = file_plan.offset, file_plan.line
-    result = FileResult(file_plan, human, assistant, stats, reader.stream.offset, reader.stream.line, session)
-    if file_plan.status not in ("unchanged", "touched") and result.offset:
+    result = FileResult(file_plan, human, assistant, stats, reader.stream.offset, reader.stream.line, session, unreadable=unreadable)
+    if file_plan.status not in ("unchanged", "touched") and result.offset and not unreadable:
         try:
             result.consumed_fingerprint = fingerprint(file_plan.file, result.offset, reader.stream.held)
         except OSError:
