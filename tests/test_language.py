@@ -14,6 +14,7 @@ LABELLED = {
         "Please don't push to main, open a pull request instead.",
         "fix the failing test in the parser and then run it again",
         "Can you make sure the docs build before you tag a release?",
+        "I'm getting: \n\nAccess to script at 'file:///Users/me/code/app/app.js' from origin 'null' has been blocked by CORS policy",
     ],
     "fr": [
         "Bonjour, je voudrais que tu utilises toujours pytest pour les tests",

@@ -49,6 +49,9 @@ _FUNCTION_WORDS = _ENGLISH | frozenset(
     "gli di della che è non per sono questo questa anche mai più molto grazie perché ma io ci si ho ha".split()
 )
 PROSE_WORDS = 2
+#: Function words of the other languages only: English text with pasted paths, URLs or
+#: code (which dilute its share of function words) has none of them.
+_OTHER_FUNCTION_WORDS = _FUNCTION_WORDS - _ENGLISH
 _LATIN_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _NOT_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f]")
 
@@ -100,12 +103,16 @@ def detect(text: str) -> str | None:
         return None
     low = text.lower()
     words = _WORD.findall(low)
-    if len(words) >= 4 and sum(w in _ENGLISH for w in words) >= 0.25 * len(words):
+    english = sum(w in _ENGLISH for w in words)
+    if len(words) >= 4 and english >= 0.25 * len(words):
         return "en"  # plainly English: no need for the statistical detector
     if text.isascii() or not _NOT_LATIN.search(text):
         latin = words if text.isascii() else _LATIN_WORD.findall(low)
-        if sum(w in _FUNCTION_WORDS for w in latin) < PROSE_WORDS:
+        other = sum(w in _OTHER_FUNCTION_WORDS for w in latin)
+        if english + other < PROSE_WORDS:
             return None  # not prose: nothing to learn about the user's language
+        if english >= 3 and not other:
+            return "en"  # English prose around a pasted path, URL or log line
     found = _detector().detect_language_of(text)
     if found is None:
         return None
