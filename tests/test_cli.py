@@ -136,3 +136,17 @@ def test_the_report_says_why_fresh_files_wait(isolated_home: Path) -> None:
     os.utime(fresh)  # just written: inside the quiet window
     out = run_cli("distill", "--dry-run").stdout
     assert "quiet_window 1" in out and "read on a later run (config: quiet_minutes)" in out
+
+
+def test_redact_in_place_keeps_the_file_mode(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"k": "sk-ant-api03-' + "A" * 93 + '", "n": 123456789012345678901234567890}\n')
+    path.chmod(0o640)
+    run_cli("redact", str(path), "-o", str(path))
+    assert oct(path.stat().st_mode & 0o777) == oct(0o640)
+    assert path.read_text() == '{"k": "[REDACTED:anthropic-api-key]", "n": 123456789012345678901234567890}\n'
+    fresh = tmp_path / "new.jsonl"
+    run_cli("redact", str(path), "-o", str(fresh))
+    umask = os.umask(0)
+    os.umask(umask)
+    assert oct(fresh.stat().st_mode & 0o777) == oct(0o666 & ~umask)

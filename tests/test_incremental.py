@@ -342,3 +342,24 @@ def test_a_run_that_ends_between_the_peek_and_the_lock_costs_a_reread_not_a_cras
     assert again.new_human_turns == 0 and again.duplicate_turns >= first.new_human_turns > 0
     assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == first.new_human_turns
     assert dict(conn.execute("SELECT id, first_read FROM files").fetchall()) == before
+
+
+def test_a_ledger_write_a_killed_run_left_half_done_is_cleaned_up(isolated_home: Path) -> None:
+    """The temporary file of an interrupted ledger write (``.<name>.md.<random>.tmp``) is
+    removed by the next run that writes the ledger; other files are left alone."""
+    install_examples(isolated_home)
+    first = distill(OPTS)
+    ledger = Path(first.ledger["path"])
+    debris = [ledger / ".use-uv.md.k3j9x2.tmp", ledger / "archive" / ".old-rule.md.a1b2c3.tmp"]
+    kept = [ledger / ".my-notes.tmp", ledger / "notes.md"]
+    for path in (*debris, *kept):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    session = next((isolated_home / ".claude" / "projects").rglob("*.jsonl"))
+    line = json.loads(session.read_text().splitlines()[0])
+    with session.open("a") as fh:  # new work, so the next run renders
+        fh.write(json.dumps({**line, "uuid": "0199aaaa-0000-4000-8000-00000000abcd", "message": {"role": "user", "content": "From now on, always run ruff before committing."}}) + "\n")
+    age(session, 3600)
+    distill(OPTS)
+    assert [p.exists() for p in debris] == [False, False]
+    assert [p.exists() for p in kept] == [True, True]

@@ -216,3 +216,32 @@ def test_real_transcripts_stream_line_for_line():
         for a, b in zip(in_lines, out_lines, strict=True):
             if a != b:
                 orjson.loads(b)
+
+
+def test_a_redacted_value_is_written_back_in_place_keeping_the_rest_byte_for_byte() -> None:
+    """Only the changed string is rewritten: integers beyond 64 bits, duplicate keys,
+    spacing and number spelling stay as they were (a re-encoded line would turn the integer
+    into a float and drop a duplicate key)."""
+    secret = "sk-ant-api03-" + "A" * 93
+    line = b'{"a": 123456789012345678901234567890, "a": 1, "k": "key ' + secret.encode() + b'", "n": 1.50}\n'
+    out, counts = redact_jsonl_line(line)
+    assert counts == {"anthropic-api-key": 1}
+    assert out == line.replace(secret.encode(), b"[REDACTED:anthropic-api-key]")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the secret escaped otherwise than orjson writes it: found only by decoding
+        '{"k": "\\u0073k-ant-api03-' + "A" * 93 + '"}\n',
+        # another string holds the secret's JSON text after an escaped quote
+        '{"x": "q\\"sk-ant-api03-' + "A" * 93 + '\\"", "k": "\\u0073k-ant-api03-' + "A" * 93 + '"}\n',
+    ],
+)
+def test_a_value_that_cannot_be_found_as_written_is_redacted_by_re_encoding(line: str) -> None:
+    out, counts = redact_jsonl_line(line.encode())
+    assert counts and b"AAAAAAAA" not in out
+    decoded = orjson.loads(out)
+    assert decoded["k"] == "[REDACTED:anthropic-api-key]"
+    if "x" in decoded:
+        assert decoded["x"].startswith('q"') and decoded["x"].endswith('"')

@@ -23,8 +23,10 @@ from habitus.errors import HabitusError
 def redact(source: Path, output: Path | None, report: bool, as_json: bool, jsonl: bool | None) -> None:
     """Redact secrets from FILE (or standard input) and print the result.
 
-    JSONL lines are decoded, every string redacted, and re-encoded only when something
-    changed: unchanged lines stay byte-identical. Streams: memory does not grow with the file.
+    JSONL lines are decoded and every string redacted; a changed string is written back in
+    place, so the rest of its line (and every unchanged line) stays byte for byte. With
+    -o the file is replaced atomically and keeps its permissions. Streams: memory grows
+    with the longest line, not with the file.
     """
     from habitus.redact.jsonl import redact_stream
 
@@ -42,6 +44,7 @@ def redact(source: Path, output: Path | None, report: bool, as_json: bool, jsonl
             try:
                 with os.fdopen(fd, "wb") as out_fh:
                     found = redact_stream(in_fh, out_fh, jsonl=jsonl)
+                os.chmod(tmp, _mode_for(output))  # mkstemp's file is 0600
                 os.replace(tmp, output)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
@@ -57,6 +60,19 @@ def redact(source: Path, output: Path | None, report: bool, as_json: bool, jsonl
             click.echo(json.dumps({"redactions": found, "total": sum(found.values())}), err=True)
         else:
             click.echo(f"redacted {sum(found.values())} secret(s): {counts(found)}", err=True)
+
+
+def _mode_for(output: Path) -> int:
+    """The permission bits the written file gets: those of the file it replaces, else what
+    a new file gets under the current umask."""
+    import stat
+
+    try:
+        return stat.S_IMODE(output.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 COMMANDS = [redact]

@@ -59,11 +59,13 @@ def redact_jsonl_line(
 
     Every string value of the decoded JSON is redacted exactly as :func:`redact` would
     redact it alone (object keys are not redacted); one keyword pass covers all values of
-    the line. The line is re-encoded (compact orjson, same line ending) only if a value
-    changed; otherwise the input object itself is returned, byte-identical. A line that
-    is not valid JSON (or that orjson rejects, e.g. integers beyond 64 bits or lone
-    surrogates) is redacted as plain UTF-8 text. Returns the output line and counts by
-    rule id; never raises for any input bytes.
+    the line. A changed value is written back in place (its JSON text as orjson writes it,
+    found once in the line), so the rest of the line stays byte for byte, integers beyond
+    64 bits and duplicate keys included; a line where that is not possible is re-encoded
+    (compact orjson, same line ending). An unchanged line is returned as the input object
+    itself. A line that is not valid JSON (or that orjson rejects, e.g. lone surrogates)
+    is redacted as plain UTF-8 text. Returns the output line and counts by rule id; never
+    raises for any input bytes.
     """
     body, ending = _split_ending(line)
     if not body.strip():
@@ -83,15 +85,37 @@ def redact_jsonl_line(
         return line, {}
     places, datas = _strings(obj)
     total: Counter[str] = Counter()
+    changes: list[tuple[str, str]] = []  # (old value, new value)
     for (node, key), (out, counts) in zip(
         places, redact_many(datas, tag_key=tag_key, pii=pii), strict=True
     ):
         if counts:
-            node[key] = out.decode("utf-8", "surrogatepass")
+            new = out.decode("utf-8", "surrogatepass")
+            changes.append((node[key], new))
+            node[key] = new
             total.update(counts)
     if not total:
         return line, {}
-    return orjson.dumps(obj) + ending, dict(total)
+    spliced = _splice(body, changes, obj)
+    return (spliced if spliced is not None else orjson.dumps(obj)) + ending, dict(total)
+
+
+def _splice(body: bytes, changes: list[tuple[str, str]], expected: Any) -> bytes | None:
+    """``body`` with each changed string value replaced in place, everything else (numbers
+    beyond 64 bits, duplicate keys, spacing, key order) byte for byte. ``None`` when a
+    value's JSON text is not found exactly once as orjson writes it (another escaping), or
+    the result does not decode to ``expected`` (the redacted object): the caller then
+    re-encodes the whole line."""
+    out = body
+    for old, new in changes:
+        literal = orjson.dumps(old)
+        if out.count(literal) != 1:
+            return None
+        out = out.replace(literal, orjson.dumps(new), 1)
+    try:
+        return out if orjson.loads(out) == expected else None
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _is_json_object(line: bytes) -> bool:

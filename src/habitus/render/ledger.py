@@ -123,6 +123,15 @@ def _owned_id(path: Path) -> str | None:
     return found.group(1) if found else None
 
 
+def _remove_stale_temporaries(directory: Path) -> None:
+    """Remove the temporary files of ledger writes a killed run left (``.<name>.md.<random>.tmp``,
+    see :func:`atomic_write`): the ledger is written under the distill lock, so none of them
+    belongs to a write in progress."""
+    for folder in (directory, directory / "archive"):
+        for path in folder.glob(".*.md.*.tmp"):
+            path.unlink(missing_ok=True)
+
+
 def render_ledger(
     directory: Path,
     beliefs: Sequence[Mapping[str, Any]],
@@ -140,6 +149,7 @@ def render_ledger(
     index_data = index_path.read_bytes() if index_path.exists() else b""
     _index_region(index_data, str(index_path))  # refuse early on broken markers
     directory.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(directory)
     slugs = {b["id"]: b["slug"] for b in beliefs}
     for belief in beliefs:
         path = directory / f"{belief['slug']}.md"
