@@ -437,3 +437,19 @@ def test_a_rules_json_that_is_not_the_toml_is_ignored(tmp_path: Path, copy: str)
     elif copy == "corrupt":
         (tmp_path / RULES_JSON).write_bytes(b'{"toml_sha256": ')
     assert _packaged_rules_data(tmp_path) == tomllib.loads(raw.decode("utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("see https://x.example.com/v1?api_key=abcd1234efgh5678ijkl&x=1 ok", "see https://x.example.com/v1?api_key=[REDACTED:url-query-token]&x=1 ok"),
+        ("https://h/p?a=1&client_secret=Zx9kLm2Qw8Rt&state=ok", "https://h/p?a=1&client_secret=[REDACTED:url-query-token]&state=ok"),
+    ],
+)
+def test_a_query_parameter_secret_ends_at_the_next_parameter(text: str, expected: str) -> None:
+    assert redact(text).text == expected
+
+
+def test_an_unquoted_assignment_outside_a_url_keeps_its_ampersand_redacted() -> None:
+    out = redact("PASSWORD=ab12cd&34efgh99zz").text
+    assert out.startswith("PASSWORD=[REDACTED:") and "ab12cd" not in out and "34efgh" not in out

@@ -63,6 +63,7 @@ _RULE_ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
 #: with NUL bytes).
 _KEYWORD_CHARS = re.compile(r"[^\x00-\x1f\x7f]+\Z")
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_NAME_BYTES = _WORD_BYTES | frozenset(b".-")
 _BEFORE = 64  # bytes of context a rule's ``before`` pattern sees
 _RESCAN = 256  # bytes: a rejected match up to this long is searched again from inside
 _MAX_PASSES = 4  # redaction passes until the output is a fixed point (see ``_settle``)
@@ -858,6 +859,12 @@ def _scan(
                     s, e = spans[gi]
                     group = gname
                     break
+            if group == "secret_uq" and _in_query(data, ms):
+                # An unquoted value of a URL query parameter ends at the next "&" (which an
+                # unquoted value elsewhere may hold): the next parameter is not secret.
+                amp = data.find(b"&", s, e)
+                if amp > s:
+                    e = amp
             ok = (
                 e > s
                 and not (held and _touches(held, starts, s, e))
@@ -878,6 +885,14 @@ def _scan(
                 nxt = me
             pos = max(nxt, ms + 1)
     return found
+
+
+def _in_query(data: bytes, start: int) -> bool:
+    """Whether the parameter name around ``start`` follows a URL query's ``?`` or ``&``."""
+    at = start
+    while at > 0 and at > start - 64 and data[at - 1] in _NAME_BYTES:
+        at -= 1
+    return at > 0 and data[at - 1] in b"?&"
 
 
 def _touches(held: list[tuple[int, int]], starts: list[int], s: int, e: int) -> bool:
