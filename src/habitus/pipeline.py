@@ -45,7 +45,7 @@ from habitus.sources.history import (
     read_codex_history,
 )
 from habitus.sources.incremental import FilePlan, FileResult, file_id, fingerprint, plan, read_files
-from habitus.store import HEAD_REVISION, now_iso
+from habitus.store import now_iso
 
 if TYPE_CHECKING:  # pragma: no cover
     from habitus.sources.incremental import Reading
@@ -157,13 +157,10 @@ def _peek_states(ids: Sequence[str]) -> dict[str, dict[str, Any]] | None:
     db = default_db_path()
     if not db.is_file():
         return {}
-    try:
-        peek = Peek(db)
-    except sqlite3.Error:
+    peek = Peek.at_head(db)
+    if peek is None:
         return None
     try:
-        if peek.revision() != HEAD_REVISION:
-            return None
         return peek.file_states(ids)
     except sqlite3.Error:
         return None

@@ -16,7 +16,7 @@ from habitus.paths import agent_home, claude_home
 from habitus.render.block import current_block, entry_count
 from habitus.render.stamp import render_stamp
 from habitus.sources.discover import select
-from habitus.store import HEAD_REVISION, default_db_path
+from habitus.store import default_db_path
 
 #: Prompt history file names, by agent (read by the pipeline; FORMATS.md 1.10 and 2.1).
 HISTORY_NAMES = {"claude": "history.jsonl", "codex": "history.jsonl"}
@@ -149,16 +149,10 @@ def nothing_to_do(config: Config, options: DistillOptions, report: Report) -> bo
 
     from habitus.store.readonly import Peek
 
-    db = default_db_path()
-    if not db.is_file():
+    peek = Peek.at_head(default_db_path())
+    if peek is None:
         return False
     try:
-        peek = Peek(db)
-    except sqlite3.Error:
-        return False
-    try:
-        if peek.revision() != HEAD_REVISION:
-            return False
         selection = selection_for(config, options, report.agents, fresh=True)
         histories = {agent: f"history:{name}" for agent, name in HISTORY_NAMES.items() if agent in selection.homes}
         stats = peek.file_stats([*(f.rel for f in selection.files), *histories.values()])

@@ -29,6 +29,7 @@ def redact(source: Path, output: Path | None, report: bool, as_json: bool, jsonl
     with the longest line, not with the file.
     """
     from habitus.redact.jsonl import redact_stream
+    from habitus.render.files import file_mode
 
     stdin = str(source) == "-"
     try:
@@ -44,7 +45,7 @@ def redact(source: Path, output: Path | None, report: bool, as_json: bool, jsonl
             try:
                 with os.fdopen(fd, "wb") as out_fh:
                     found = redact_stream(in_fh, out_fh, jsonl=jsonl)
-                os.chmod(tmp, _mode_for(output))  # mkstemp's file is 0600
+                os.chmod(tmp, file_mode(output))  # mkstemp's file is 0600
                 os.replace(tmp, output)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
@@ -60,19 +61,6 @@ def redact(source: Path, output: Path | None, report: bool, as_json: bool, jsonl
             click.echo(json.dumps({"redactions": found, "total": sum(found.values())}), err=True)
         else:
             click.echo(f"redacted {sum(found.values())} secret(s): {counts(found)}", err=True)
-
-
-def _mode_for(output: Path) -> int:
-    """The permission bits the written file gets: those of the file it replaces, else what
-    a new file gets under the current umask."""
-    import stat
-
-    try:
-        return stat.S_IMODE(output.stat().st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 COMMANDS = [redact]

@@ -16,6 +16,17 @@ from pathlib import Path
 from habitus.errors import HabitusError
 
 
+def file_mode(path: Path) -> int:
+    """The permission bits a file written at ``path`` gets: those of the file there now,
+    else what a new file gets under the current umask (``0o666 & ~umask``)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically (temp file in the same folder, fsync,
     ``os.replace``), keeping the old file's permission bits; a new file gets the usual
@@ -23,12 +34,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     kept), so a dotfiles link stays a link. Raises ``OSError``."""
     path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+    mode = file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -272,7 +272,12 @@ class LineStream:
                             self._head = [(0, block[:HELD_HEAD])]
                         # The block before keeps only its last HELD_HEAD bytes (the window
                         # before a line end near the start of this block).
-                        self._recent = [(o + len(b) - len(b[-HELD_HEAD:]), b[-HELD_HEAD:]) for o, b in self._recent[-1:]] + [(at, block)]
+                        kept = []
+                        if self._recent:
+                            before_at, before = self._recent[-1]
+                            tail = before[-HELD_HEAD:]
+                            kept.append((before_at + len(before) - len(tail), tail))
+                        self._recent = [*kept, (at, block)]
                     at += len(block)
                     begin = 0  # where this block's unprocessed bytes start
                     if skipping or rest:
@@ -317,8 +322,8 @@ class LineStream:
     def held(self, start: int, stop: int) -> bytes | None:
         """File bytes ``[start, stop)`` if :meth:`select` still holds them in memory (the
         first ``HELD_HEAD`` bytes of the file, the last block it read and the last
-        ``HELD_HEAD`` bytes of the one before), else
-        ``None``: lets a caller fingerprint what was read without reading it again."""
+        ``HELD_HEAD`` bytes of the one before), else ``None``: lets a caller fingerprint what
+        was read without reading it again."""
         if start < 0 or stop < start:
             return None
         parts: list[bytes] = []

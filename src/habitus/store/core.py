@@ -222,8 +222,8 @@ class Store:
 
     def turns_in_language(self, code: str) -> list[dict[str, Any]]:
         """``id``, ``agent`` and ``session_id`` of the stored human turns in language
-        ``code``, in the order they were stored."""
-        query = sa.select(turns.c.id, turns.c.agent, turns.c.session_id).where(turns.c.language == code).order_by(sa.text("rowid"))
+        ``code``, in table order (the order they were stored, on SQLite)."""
+        query = sa.select(turns.c.id, turns.c.agent, turns.c.session_id).where(turns.c.language == code)
         return [dict(r) for r in self.conn.execute(query).mappings()]
 
     def count_turns(self) -> int:
@@ -412,7 +412,8 @@ def _insert_many(
     plain tuples: SQLAlchemy's per-row parameter processing costs more than SQLite's insert
     for the thousands of rows of a first scan. A column a row leaves out gets its scalar
     default, else NULL. With ``keep_on_conflict`` (the primary key first), a row whose key
-    is already stored updates every other column instead (SQLite's upsert). Raises
+    is already stored updates every other column instead (``ON CONFLICT … DO UPDATE``, in
+    SQLite and PostgreSQL alike). Raises
     ``ValueError`` for a table with a computed default (this shortcut would skip it)."""
     names = [c.name for c in table.columns]
     defaults = {}
@@ -428,7 +429,8 @@ def _insert_many(
             values.append(whole(row))
         except KeyError:
             values.append(tuple(row.get(n, defaults.get(n)) for n in names))
-    sql = f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"  # sqlite3; psycopg takes %s
+    sql = f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join([mark] * len(names))})"
     if keep_on_conflict:
         updates = ", ".join(f"{n} = excluded.{n}" for n in names if n not in keep_on_conflict)
         sql += f" ON CONFLICT({keep_on_conflict[0]}) DO UPDATE SET {updates}"

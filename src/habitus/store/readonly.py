@@ -19,6 +19,27 @@ class Peek:
         self.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         self.conn.row_factory = sqlite3.Row
 
+    @classmethod
+    def at_head(cls, db: Path) -> Peek | None:
+        """A peek at the store ``db`` when it exists, opens and is at this version's schema
+        revision; else ``None`` (no store yet, another revision, an error): the caller then
+        takes the normal path."""
+        from habitus.store import HEAD_REVISION
+
+        if not db.is_file():
+            return None
+        try:
+            peek = cls(db)
+        except sqlite3.Error:
+            return None
+        try:
+            if peek.revision() == HEAD_REVISION:
+                return peek
+        except sqlite3.Error:
+            pass
+        peek.close()
+        return None
+
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
